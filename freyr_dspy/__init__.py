@@ -1,0 +1,56 @@
+"""freyr-dspy: reliable, cheap tool use for small LLMs, as compiled DSPy programs."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from freyr_dspy.backends import make_lm
+from freyr_dspy.domains import Domain, get_domain, register_domain
+from freyr_dspy.errors import (
+    ArtifactError,
+    BackendError,
+    ConfigError,
+    DataError,
+    FreyrError,
+    ToolError,
+    UnknownModelError,
+    UnknownRoleError,
+)
+from freyr_dspy.program import FreyrProgram
+from freyr_dspy.roles import ROLES
+from freyr_dspy.schemas import CallRecord, Outcome, Result, RoleModel, RoleUsage, Sampling
+from freyr_dspy.settings import Settings
+from freyr_dspy.strategies import STRATEGIES
+from freyr_dspy.tools import Tool, ToolParameter, Toolbox
+
+try:
+    __version__ = version("freyr-dspy")
+except PackageNotFoundError:  # running from a source tree that was not installed
+    __version__ = "0.0.0"
+
+__all__ = [
+    "ROLES",
+    "STRATEGIES",
+    "ArtifactError",
+    "BackendError",
+    "CallRecord",
+    "ConfigError",
+    "DataError",
+    "Domain",
+    "FreyrError",
+    "FreyrProgram",
+    "Outcome",
+    "Result",
+    "RoleModel",
+    "RoleUsage",
+    "Sampling",
+    "Settings",
+    "Tool",
+    "ToolError",
+    "ToolParameter",
+    "Toolbox",
+    "UnknownModelError",
+    "UnknownRoleError",
+    "__version__",
+    "get_domain",
+    "make_lm",
+    "register_domain",
+]

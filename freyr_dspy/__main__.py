@@ -1,0 +1,3 @@
+from freyr_dspy.cli import main
+
+raise SystemExit(main())

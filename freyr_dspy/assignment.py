@@ -1,0 +1,81 @@
+"""Role -> model assignments from ``ROLE=ID`` and ``ROLE.param=value`` specs (CLI, search)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from freyr_dspy.errors import ConfigError, UnknownRoleError
+from freyr_dspy.schemas import RoleModel, Sampling
+
+
+def parse_model_specs(specs: Iterable[str], roles: Sequence[str]) -> dict[str, str]:
+    """Read ``ROLE=ID`` (one role) or ``ID`` (every role) specs.
+
+    Raises:
+        UnknownRoleError: for a role the program does not have.
+        ConfigError: for an empty model id.
+    """
+    models: dict[str, str] = {}
+    for spec in specs:
+        role, sep, model = spec.partition("=")
+        # "ollama_chat/x" has no '='; a bare id applies to every role
+        if not sep:
+            role, model = "", spec
+        if not model.strip():
+            raise ConfigError(f"empty model id in {spec!r}; expected ROLE=MODEL_ID")
+        for name in _target_roles(role, roles):
+            models[name] = model.strip()
+    return models
+
+
+def parse_sampling_specs(specs: Iterable[str], roles: Sequence[str]) -> dict[str, Sampling]:
+    """Read ``ROLE.param=value`` or ``param=value`` (every role) specs.
+
+    Raises:
+        ConfigError: for an unknown parameter or a value of the wrong type.
+    """
+    values: dict[str, dict[str, str]] = {}
+    for spec in specs:
+        key, sep, value = spec.partition("=")
+        if not sep:
+            raise ConfigError(f"bad sampling spec {spec!r}; expected ROLE.PARAM=VALUE")
+        role, _, param = key.rpartition(".")
+        for name in _target_roles(role, roles):
+            values.setdefault(name, {})[param] = value
+    result = {}
+    for role, params in values.items():
+        try:
+            result[role] = Sampling.model_validate(params)
+        except ValueError as exc:
+            first = str(exc).splitlines()
+            raise ConfigError(f"bad sampling for role {role!r}: {' '.join(first[:3])}") from exc
+    return result
+
+
+def build_assignment(
+    roles: Sequence[str],
+    *,
+    default_model: str,
+    model_specs: Iterable[str] = (),
+    sampling_specs: Iterable[str] = (),
+    api_base: str | None = None,
+) -> dict[str, RoleModel]:
+    """Combine defaults and specs into one ``RoleModel`` per role."""
+    models = parse_model_specs(model_specs, roles)
+    sampling = parse_sampling_specs(sampling_specs, roles)
+    return {
+        role: RoleModel(
+            model=models.get(role, default_model),
+            sampling=sampling.get(role, Sampling()),
+            api_base=api_base,
+        )
+        for role in roles
+    }
+
+
+def _target_roles(role: str, roles: Sequence[str]) -> list[str]:
+    if not role:
+        return list(roles)
+    if role not in roles:
+        raise UnknownRoleError(role, roles)
+    return [role]

@@ -1,0 +1,93 @@
+"""The ``freyr`` command line: a click group of thin commands.
+
+``main`` maps ``ConfigError``/``DataError`` to exit 2 and other ``FreyrError`` to exit 1 with
+a one-line message; ``--debug`` shows the traceback. Only this package configures logging.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+import click
+
+from freyr_dspy.errors import ConfigError, DataError, FreyrError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
+@click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
+@click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr.")
+@click.version_option(package_name="freyr-dspy")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool, verbose: int, quiet: bool) -> None:
+    """freyr: make small LLMs use tools reliably and cheaply."""
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+    _configure_logging(verbose, quiet)
+
+
+def _configure_logging(verbose: int, quiet: bool) -> None:
+    level = logging.ERROR if quiet else [logging.WARNING, logging.INFO, logging.DEBUG][min(verbose, 2)]
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    logging.getLogger("freyr_dspy").setLevel(level)
+    for noisy in ("dspy", "LiteLLM", "litellm", "httpx"):
+        logging.getLogger(noisy).setLevel(max(level, logging.WARNING) if verbose < 2 else level)
+    try:
+        import optuna
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING if verbose == 0 else optuna.logging.INFO)
+    except ImportError:  # pragma: no cover - optuna is a dependency
+        pass
+
+
+def _register_commands() -> None:
+    from freyr_dspy.cli import models, run, signatures
+
+    cli.add_command(run.run)
+    cli.add_command(models.models)
+    cli.add_command(signatures.signatures)
+    for optional in ("eval_cmd", "compile_cmd", "search_cmd"):
+        try:
+            module = __import__(f"freyr_dspy.cli.{optional}", fromlist=["command"])
+        except ModuleNotFoundError as exc:
+            if exc.name != f"freyr_dspy.cli.{optional}":
+                raise
+            continue
+        cli.add_command(module.command)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return its exit code."""
+    # NOTE: set before litellm is imported: it would otherwise fetch its model map online.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
+    _register_commands()
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    try:
+        cli.main(args=args, prog_name="freyr", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except (ConfigError, DataError) as exc:
+        return _fail(exc, 2, debug)
+    except FreyrError as exc:
+        return _fail(exc, 1, debug)
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        return 130
+    return 0
+
+
+def _fail(exc: Exception, code: int, debug: bool) -> int:
+    if debug:
+        import traceback
+
+        traceback.print_exception(exc)
+    click.echo(f"error: {' '.join(str(exc).split())}", err=True)
+    return code

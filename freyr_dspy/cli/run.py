@@ -1,0 +1,54 @@
+"""``freyr run``: handle one message with a program and show the reply, calls and usage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from freyr_dspy.assignment import build_assignment
+from freyr_dspy.cli._common import echo_json, json_option, make_settings, model_options, read_json_file
+from freyr_dspy.program import FreyrProgram
+from freyr_dspy.schemas import Result
+
+
+@click.command()
+@click.option("--domain", default="todo", show_default=True, help="Registered domain name.")
+@click.option("--message", "-m", required=True, help="The user's message.")
+@click.option("--state", "state_file", type=click.Path(path_type=Path), help="JSON state file.")
+@click.option("--strategy", default="freyr", show_default=True, help="Strategy name.")
+@click.option("--max-retries", default=3, show_default=True, type=click.IntRange(0, 10))
+@click.option("--state-view", default=None, help="Which state rendering the roles see.")
+@model_options
+@json_option
+def run(domain: str, message: str, state_file: Path | None, strategy: str, max_retries: int,
+        state_view: str | None, model_specs: tuple[str, ...], sampling_specs: tuple[str, ...],
+        api_base: str | None, as_json: bool) -> None:
+    """Run a program on one message (the state file is read, never written)."""
+    settings = make_settings()
+    program = FreyrProgram(domain, strategy=strategy, max_retries=max_retries,
+                           state_view=state_view)
+    program.apply_assignment(build_assignment(
+        program.role_names, default_model=settings.default_model, model_specs=model_specs,
+        sampling_specs=sampling_specs, api_base=api_base,
+    ), cache=settings.cache)
+    state = read_json_file(state_file) if state_file else None
+    result: Result = program(message=message, state=state).result
+    if as_json:
+        echo_json(result.to_json_dict())
+    else:
+        render_result(result)
+
+
+def render_result(result: Result) -> None:
+    """Print a result for a person: reply, calls, usage."""
+    click.echo(result.reply or "(no reply)")
+    for call in result.calls:
+        status = "ok" if call.outcome.ok else "error"
+        click.echo(f"  [{status}] {call.tool}({call.arguments}) x{call.attempts}: "
+                   f"{call.outcome.message}", err=True)
+    if result.failure:
+        click.echo(f"  failure: {result.failure}", err=True)
+    for role, usage in result.usage.items():
+        click.echo(f"  {role:<15} calls={usage.lm_calls} in={usage.input_tokens} "
+                   f"out={usage.output_tokens} {usage.seconds:.2f}s", err=True)

@@ -1,0 +1,41 @@
+"""Registry of domains: name -> ``Domain``. Benchmarks add their own domains here."""
+
+from __future__ import annotations
+
+from freyr_dspy.domains.base import Domain, StateRenderer, render_json_state
+from freyr_dspy.domains.example import TODO
+from freyr_dspy.errors import UnknownNameError
+
+DOMAINS: dict[str, Domain] = {TODO.name: TODO}
+
+
+def get_domain(name: str) -> Domain:
+    """Return the registered domain called ``name``.
+
+    Raises:
+        UnknownNameError: with the registered names and a "did you mean".
+    """
+    _load_optional_domains()
+    if name not in DOMAINS:
+        raise UnknownNameError("domain", name, DOMAINS)
+    return DOMAINS[name]
+
+
+def register_domain(domain: Domain) -> None:
+    """Add (or replace) a domain in the registry."""
+    DOMAINS[domain.name] = domain
+
+
+def _load_optional_domains() -> None:
+    """Import the domain modules that register themselves (kept lazy: some are heavy)."""
+    import importlib
+
+    for module in ("freyr_dspy.llmaker",):
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+
+
+__all__ = ["DOMAINS", "Domain", "StateRenderer", "get_domain", "register_domain", "render_json_state"]

@@ -1,0 +1,169 @@
+"""``FreyrProgram``: the roles of one strategy composed into a single DSPy module.
+
+The roles are attributes named exactly like the role ids (``self.intent``,
+``self.parameters``, ...), so ``named_predictors()`` gives stable keys for compiled artifacts
+and Optuna parameters. ``forward`` returns a ``dspy.Prediction`` carrying the typed ``Result``
+(also available as ``prediction.result``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import dspy
+
+from freyr_dspy.domains import Domain, get_domain
+from freyr_dspy.errors import UnknownRoleError
+from freyr_dspy.roles import Role, role_class
+from freyr_dspy.schemas import Result, RoleModel
+from freyr_dspy.strategies import ModelFailure, Run, get_strategy
+from freyr_dspy.tools import CatalogLevel, Toolbox
+
+logger = logging.getLogger(__name__)
+
+AdapterName = Literal["json", "chat"]
+
+
+class FreyrProgram(dspy.Module):
+    """A tool-using program: a strategy, its roles, a domain's tools and state.
+
+    Args:
+        domain: a ``Domain`` or a registered domain name.
+        strategy: a registered strategy name (``freyr``, ``nlt``, ``gated``, ...).
+        toolbox: tools to use instead of the domain's own.
+        max_retries: retries of a failed tool call with the error fed back (paper: 3).
+        state_view: which of the domain's state renderings the roles see.
+        catalog_level: how much of each tool the selection roles see.
+        adapter: ``json`` (structured output; a grammar on llama.cpp) or ``chat`` (DSPy's
+            ``[[ ## field ## ]]`` format).
+        options: strategy-specific settings (e.g. ``{"inner": "nlt"}`` for ``gated``).
+    """
+
+    def __init__(
+        self,
+        domain: Domain | str = "todo",
+        *,
+        strategy: str = "freyr",
+        toolbox: Toolbox | None = None,
+        max_retries: int = 3,
+        state_view: str | None = None,
+        catalog_level: CatalogLevel = "brief",
+        adapter: AdapterName = "json",
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__()
+        self.domain = get_domain(domain) if isinstance(domain, str) else domain
+        self.toolbox = toolbox or self.domain.make_toolbox()
+        self.strategy_name = strategy
+        self.max_retries = max_retries
+        self.state_view = state_view
+        self.catalog_level: CatalogLevel = catalog_level
+        self.adapter: AdapterName = adapter
+        self.options = dict(options or {})
+        self.assignment: dict[str, RoleModel] = {}
+        self.domain.renderer(state_view)  # fail early on an unknown view
+        for role in self.role_names:
+            setattr(self, role, role_class(role)())
+
+    @property
+    def role_names(self) -> tuple[str, ...]:
+        """The roles this program's strategy uses, in the strategy's order."""
+        return get_strategy(self.strategy_name).roles
+
+    def role(self, name: str) -> Role:
+        """Return the module playing role ``name``.
+
+        Raises:
+            UnknownRoleError: when the strategy has no such role.
+        """
+        if name not in self.role_names:
+            raise UnknownRoleError(name, self.role_names)
+        module: Role = getattr(self, name)
+        return module
+
+    def apply_assignment(
+        self, assignment: Mapping[str, RoleModel], *, cache: bool = False
+    ) -> FreyrProgram:
+        """Give each role its model and sampling settings; roles not named keep theirs.
+
+        Raises:
+            UnknownRoleError: for a role this program does not have.
+            UnknownModelError: for a model id no backend understands.
+        """
+        from freyr_dspy.backends import make_lm
+
+        for role, spec in assignment.items():
+            self.role(role).set_lm(
+                make_lm(spec.model, spec.sampling, api_base=spec.api_base, cache=cache)
+            )
+            self.assignment[role] = spec
+        return self
+
+    def forward(
+        self,
+        message: str,
+        conversation: str | Sequence[Mapping[str, str]] = "",
+        state: Any = None,
+    ) -> dspy.Prediction:
+        """Handle one user message.
+
+        Args:
+            message: the user's latest message.
+            conversation: earlier turns, as text or ``[{"role": ..., "content": ...}]``.
+            state: the domain state (a model or its JSON); the domain's initial state if None.
+
+        Returns:
+            A ``dspy.Prediction`` with ``reply``, ``calls``, ``state``, ``usage``, ``intents``,
+            ``failure`` and the typed ``result``.
+        """
+        run = Run(
+            program=self,
+            toolbox=self.toolbox,
+            message=message,
+            conversation=render_conversation(conversation),
+            state=self._coerce_state(state),
+            render_state=self.domain.renderer(self.state_view),
+        )
+        with dspy.context(adapter=_make_adapter(self.adapter)):
+            try:
+                result = get_strategy(self.strategy_name).run(run)
+            except ModelFailure as exc:
+                logger.warning("%s", exc)
+                result = run.result("", [], failure=str(exc))
+        return to_prediction(result)
+
+    def _coerce_state(self, state: Any) -> Any:
+        if state is None:
+            return self.domain.initial_state()
+        if isinstance(state, dict | list):
+            return self.domain.load_state(state)
+        return state
+
+
+def to_prediction(result: Result) -> dspy.Prediction:
+    """Wrap a ``Result`` so DSPy (Evaluate, optimizers, usage tracking) can handle it."""
+    return dspy.Prediction(
+        reply=result.reply,
+        calls=result.calls,
+        state=result.state,
+        usage=result.usage,
+        intents=result.intents,
+        failure=result.failure,
+        result=result,
+    )
+
+
+def render_conversation(conversation: str | Sequence[Mapping[str, str]]) -> str:
+    """Render earlier turns as ``role: content`` lines (``(none)`` when empty)."""
+    if isinstance(conversation, str):
+        return conversation.strip() or "(none)"
+    lines = [f"{turn.get('role', 'user')}: {turn.get('content', '')}" for turn in conversation]
+    return "\n".join(lines) or "(none)"
+
+
+def _make_adapter(name: AdapterName) -> dspy.Adapter:
+    if name == "chat":
+        return dspy.ChatAdapter()
+    return dspy.JSONAdapter()

@@ -1,0 +1,46 @@
+"""``Role``: a DSPy module around one typed signature, with a tolerant fallback parse.
+
+When the adapter cannot parse a small model's output (``AdapterParseError``, after DSPy's own
+JSON fallback), the role reads the raw text with its tolerant parser instead of failing; what
+cannot be read at all becomes empty outputs, which the program reports as a parse failure.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, ClassVar
+
+import dspy
+from dspy.utils.exceptions import AdapterParseError
+
+logger = logging.getLogger(__name__)
+
+
+class Role(dspy.Module):
+    """Base class of every role module: one ``dspy.Predict`` over ``signature``."""
+
+    signature: ClassVar[type[dspy.Signature]]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.predict = dspy.Predict(self.signature)
+
+    def forward(self, **inputs: Any) -> dspy.Prediction:
+        """Run the predictor; on a parse failure fall back to ``parse_raw`` on the text."""
+        try:
+            prediction = self.predict(**inputs)
+            outputs = {name: prediction.get(name) for name in self.signature.output_fields}
+            parsed_ok = True
+        except AdapterParseError as exc:
+            logger.debug("%s: adapter parse failed; reading raw output", type(self).__name__)
+            outputs = self.parse_raw(exc.lm_response or "")
+            parsed_ok = False
+        return dspy.Prediction(**self.clean(outputs), parsed_ok=parsed_ok)
+
+    def parse_raw(self, text: str) -> dict[str, Any]:
+        """Read the output fields from raw model text. Subclasses override."""
+        return {name: text for name in self.signature.output_fields}
+
+    def clean(self, outputs: dict[str, Any]) -> dict[str, Any]:
+        """Normalise parsed outputs (e.g. split lists). Subclasses override."""
+        return outputs

@@ -1,0 +1,32 @@
+"""``chat``: a plain conversational reply when no tool is needed (FREYR's LLM_chat)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dspy
+
+from freyr_dspy.parsing import parse_text
+from freyr_dspy.roles.base import Role
+
+
+class ChatSignature(dspy.Signature):
+    """Reply to the user's message without using any tool.
+
+    Answer questions about the current state, ask for missing details, or make suggestions.
+    """
+
+    conversation: str = dspy.InputField(desc="earlier turns of the dialogue, oldest first")
+    message: str = dspy.InputField(desc="the user's latest message")
+    state: str = dspy.InputField(desc="the current state of the application")
+    reply: str = dspy.OutputField(desc="the message to show the user")
+
+
+class ChatResponder(Role):
+    """Hold the conversation when the request needs no tool."""
+
+    signature = ChatSignature
+
+    def clean(self, outputs: dict[str, Any]) -> dict[str, Any]:
+        """Unwrap fences and stray field markers."""
+        return {"reply": parse_text(outputs.get("reply"))}

@@ -1,0 +1,41 @@
+"""``intent``: which tools the latest message needs (FREYR's LLM_intent)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dspy
+
+from freyr_dspy.parsing import split_items
+from freyr_dspy.roles.base import Role
+
+
+class IntentSignature(dspy.Signature):
+    """Decide which tools must run to fulfil the user's latest message.
+
+    List the names of the tools to call, in the order they should run, one entry per call
+    (repeat a name to call a tool twice). If the message needs no tool - a greeting, a
+    question about the assistant, or a request that is unclear - answer only `conversation`.
+    """
+
+    conversation: str = dspy.InputField(desc="earlier turns of the dialogue, oldest first")
+    message: str = dspy.InputField(desc="the user's latest message")
+    tools: str = dspy.InputField(desc="the available tools: name and what it does")
+    state: str = dspy.InputField(desc="the current state of the application")
+    intents: list[str] = dspy.OutputField(
+        desc="tool names to call, in order, or ['conversation'] when no tool is needed"
+    )
+
+
+class IntentClassifier(Role):
+    """Recognise the intents (tool names) of a message."""
+
+    signature = IntentSignature
+
+    def parse_raw(self, text: str) -> dict[str, Any]:
+        """Read intents from free text: commas, bullets, JSON lists."""
+        return {"intents": text}
+
+    def clean(self, outputs: dict[str, Any]) -> dict[str, Any]:
+        """Split a comma/bullet list written into one list item."""
+        return {"intents": split_items(outputs.get("intents"))}

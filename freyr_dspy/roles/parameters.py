@@ -1,0 +1,40 @@
+"""``parameters``: the arguments of one tool call (FREYR's LLM_parameters)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dspy
+
+from freyr_dspy.parsing import parse_arguments
+from freyr_dspy.roles.base import Role
+
+
+class ParametersSignature(dspy.Signature):
+    """Write the arguments for one call of the given tool.
+
+    Use the parameter names and types of the tool specification exactly. Take values from
+    the message and the current state. If feedback about a failed attempt is given, fix the
+    arguments so the same error does not happen again.
+    """
+
+    conversation: str = dspy.InputField(desc="earlier turns of the dialogue, oldest first")
+    message: str = dspy.InputField(desc="the user's latest message")
+    state: str = dspy.InputField(desc="the current state of the application")
+    tool: str = dspy.InputField(desc="the tool to call: its purpose and every parameter's spec")
+    feedback: str = dspy.InputField(desc="the error of the previous attempt, or 'none'")
+    arguments: dict[str, Any] = dspy.OutputField(desc="parameter name -> value for this call")
+
+
+class ParameterFiller(Role):
+    """Fill in a tool's arguments from the request and the state."""
+
+    signature = ParametersSignature
+
+    def parse_raw(self, text: str) -> dict[str, Any]:
+        """Read arguments from a (broken) JSON object or ``- name: value`` lines."""
+        return {"arguments": text}
+
+    def clean(self, outputs: dict[str, Any]) -> dict[str, Any]:
+        """Accept a dict, a JSON string or bullet lines."""
+        return {"arguments": parse_arguments(outputs.get("arguments"))}

@@ -1,0 +1,106 @@
+"""Pydantic I/O types shared by tools, roles, programs and artifacts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Outcome(BaseModel):
+    """What one tool execution produced: ok + message, or an error + message."""
+
+    ok: bool
+    message: str
+    data: Any = None
+
+    def render(self) -> str:
+        """Render the outcome the way roles see it."""
+        return self.message if self.ok else f"ERROR: {self.message}"
+
+
+class CallRecord(BaseModel):
+    """One tool the program decided to call, with its final arguments and outcome."""
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    outcome: Outcome
+    attempts: int = 1
+    errors: list[str] = Field(default_factory=list, description="feedback of failed attempts")
+
+
+class RoleUsage(BaseModel):
+    """Cost accounting of one role over one request."""
+
+    lm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    seconds: float = 0.0
+
+    def __add__(self, other: RoleUsage) -> RoleUsage:
+        return RoleUsage(
+            lm_calls=self.lm_calls + other.lm_calls,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            seconds=self.seconds + other.seconds,
+        )
+
+
+class Result(BaseModel):
+    """Everything one program call produced.
+
+    ``calls`` lists every tool call with its arguments, outcome and attempts; ``state`` is the
+    domain state after the successful calls; ``usage`` maps role name to its cost.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    reply: str
+    strategy: str
+    intents: list[str] = Field(default_factory=list)
+    calls: list[CallRecord] = Field(default_factory=list)
+    state: Any = None
+    usage: dict[str, RoleUsage] = Field(default_factory=dict)
+    failure: str | None = Field(default=None, description="why the request could not be completed")
+
+    @property
+    def total_usage(self) -> RoleUsage:
+        """Usage summed over all roles."""
+        total = RoleUsage()
+        for usage in self.usage.values():
+            total = total + usage
+        return total
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict (state is dumped when it is a pydantic model)."""
+        data = self.model_dump(mode="json", exclude={"state"})
+        state = self.state
+        data["state"] = state.model_dump(mode="json") if isinstance(state, BaseModel) else state
+        data["total_usage"] = self.total_usage.model_dump()
+        return data
+
+
+class Sampling(BaseModel):
+    """Sampling settings of one role's LM. ``None`` leaves the backend default."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+
+    def as_kwargs(self) -> dict[str, float | int]:
+        """Return the settings that are set, as LM keyword arguments."""
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
+class RoleModel(BaseModel):
+    """Which model plays a role, with which sampling settings."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    sampling: Sampling = Sampling()
+    api_base: str | None = None

@@ -1,0 +1,168 @@
+"""The machinery every strategy shares: one ``Run`` per program call.
+
+A ``Run`` holds the request, the toolbox, the working state, the calls made and the usage of
+each role. Strategies are small functions over a ``Run``: they call roles by name and execute
+tools through it, so accounting, retries with feedback and state safety live in one place.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+import dspy
+from dspy.utils.exceptions import LMError
+
+from freyr_dspy.errors import BackendError, ConfigError
+from freyr_dspy.schemas import CallRecord, Outcome, Result, RoleUsage
+from freyr_dspy.tools import Toolbox
+from freyr_dspy.tools.toolbox import render_tool_spec
+
+if TYPE_CHECKING:
+    from freyr_dspy.program import FreyrProgram
+
+
+class Strategy(Protocol):
+    """A way of composing roles into one program call."""
+
+    name: str
+    roles: tuple[str, ...]
+
+    def run(self, run: Run) -> Result:
+        """Handle one request and return its result."""
+        ...
+
+
+@dataclass(frozen=True)
+class FunctionStrategy:
+    """A strategy implemented by a plain function ``fn(run) -> Result``."""
+
+    name: str
+    roles: tuple[str, ...]
+    fn: Callable[[Run], Result]
+    description: str = ""
+
+    def run(self, run: Run) -> Result:
+        """Delegate to the function."""
+        return self.fn(run)
+
+
+class ModelFailure(Exception):
+    """Internal signal: a role's model failed; the run stops and reports what it has."""
+
+
+@dataclass
+class Run:
+    """The mutable context of one program call."""
+
+    program: FreyrProgram
+    toolbox: Toolbox
+    message: str
+    conversation: str
+    state: Any
+    render_state: Callable[[Any], str]
+    calls: list[CallRecord] = field(default_factory=list)
+    usage: dict[str, RoleUsage] = field(default_factory=dict)
+
+    @property
+    def max_retries(self) -> int:
+        """How many times a failed tool call is retried with the error as feedback."""
+        return self.program.max_retries
+
+    def state_text(self) -> str:
+        """The current state as the roles see it."""
+        return self.render_state(self.state)
+
+    def call_role(self, role: str, **inputs: Any) -> dspy.Prediction:
+        """Call one role's module, recording its LM calls, tokens and seconds.
+
+        Raises:
+            ModelFailure: when the role's model fails (transport, timeout, provider error).
+            ConfigError: when the role has no model assigned.
+        """
+        module = self.program.role(role)
+        if all(p.lm is None for p in module.predictors()) and dspy.settings.lm is None:
+            raise ConfigError(
+                f"role {role!r} has no model; pass --model {role}=ID or call apply_assignment()"
+            )
+        started = time.perf_counter()
+        try:
+            with dspy.track_usage() as tracker:
+                prediction = module(**inputs)
+        except (LMError, BackendError, TimeoutError, ConnectionError) as exc:
+            raise ModelFailure(f"{role} model failed: {_one_line(exc)}") from exc
+        finally:
+            self._account(role, tracker.usage_data, time.perf_counter() - started)
+        return prediction
+
+    def _account(self, role: str, usage_data: dict[str, list[dict]], seconds: float) -> None:
+        entries = [entry for per_lm in usage_data.values() for entry in per_lm]
+        spent = RoleUsage(
+            lm_calls=len(entries),
+            input_tokens=sum(int(e.get("prompt_tokens") or 0) for e in entries),
+            output_tokens=sum(int(e.get("completion_tokens") or 0) for e in entries),
+            seconds=seconds,
+        )
+        self.usage[role] = self.usage.get(role, RoleUsage()) + spent
+
+    def execute(self, tool: str, arguments: dict[str, Any]) -> Outcome:
+        """Execute one call; commit the new state only when it succeeds."""
+        execution = self.toolbox.execute(tool, arguments, self.state)
+        if execution.outcome.ok:
+            self.state = execution.state
+        return execution.outcome
+
+    def call_with_retries(self, tool_name: str, toolbox: Toolbox | None = None) -> CallRecord:
+        """FREYR's inner loop: parameters -> execute -> on error, feed it back and retry.
+
+        The parameters role sees only this tool's spec. It gets ``1 + max_retries`` attempts.
+        """
+        box = toolbox or self.toolbox
+        tool = box.get(tool_name)
+        spec = render_tool_spec(tool)
+        feedback = "none"
+        errors: list[str] = []
+        arguments: dict[str, Any] = {}
+        outcome = Outcome(ok=False, message="not attempted")
+        for _attempt in range(1 + self.max_retries):
+            if tool.parameters:
+                prediction = self.call_role(
+                    "parameters", conversation=self.conversation, message=self.message,
+                    state=self.state_text(), tool=spec, feedback=feedback,
+                )
+                arguments = prediction.arguments
+            outcome = self.execute(tool.name, arguments)
+            if outcome.ok:
+                break
+            errors.append(outcome.message)
+            feedback = f"Calling {tool.name} with {arguments} failed: {outcome.message}"
+        record = CallRecord(tool=tool.name, arguments=arguments, outcome=outcome,
+                            attempts=len(errors) + (1 if outcome.ok else 0), errors=errors)
+        self.calls.append(record)
+        return record
+
+    def result(self, reply: str, intents: list[str], failure: str | None = None) -> Result:
+        """Package what this run produced."""
+        return Result(
+            reply=reply, strategy=self.program.strategy_name, intents=intents,
+            calls=self.calls, state=self.state, usage=self.usage, failure=failure,
+        )
+
+    def render_outcomes(self) -> str:
+        """The calls made and their outcomes, one per line, for the summary role."""
+        if not self.calls:
+            return "no tool was called"
+        return "\n".join(
+            f"- {c.tool}({_args_text(c.arguments)}): {c.outcome.render()}" for c in self.calls
+        )
+
+
+def _args_text(arguments: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:300]

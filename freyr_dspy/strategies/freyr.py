@@ -1,0 +1,64 @@
+"""Strategy ``freyr``: the FREYR paper's Algorithm 1.
+
+intents -> if only ``conversation``: chat; else for each intent: parameters -> execute ->
+on error feed the error back and retry (``max_retries``) -> summary of all outcomes.
+"""
+
+from __future__ import annotations
+
+from freyr_dspy.parsing import CONVERSATION, match_names
+from freyr_dspy.schemas import Result
+from freyr_dspy.strategies.base import FunctionStrategy, Run
+
+CONVERSATION_TOOL = {CONVERSATION: "reply without any tool: chat, clarify, or suggest"}
+
+
+def recognise_intents(run: Run) -> tuple[list[str], list[str]]:
+    """Ask the intent role; return (known intents in order, names it wrote that are unknown)."""
+    prediction = run.call_role(
+        "intent",
+        conversation=run.conversation,
+        message=run.message,
+        tools=run.toolbox.catalog(run.program.catalog_level, extra=CONVERSATION_TOOL),
+        state=run.state_text(),
+    )
+    return match_names(prediction.intents, run.toolbox.names)
+
+
+def chat(run: Run, intents: list[str], failure: str | None = None) -> Result:
+    """Reply without tools (FREYR's LLM_chat)."""
+    prediction = run.call_role(
+        "chat", conversation=run.conversation, message=run.message, state=run.state_text()
+    )
+    return run.result(prediction.reply, intents, failure)
+
+
+def summarise(run: Run, intents: list[str], failure: str | None = None) -> Result:
+    """Report the outcomes of the calls made (FREYR's LLM_summary)."""
+    prediction = run.call_role(
+        "summary", message=run.message, outcomes=run.render_outcomes(), state=run.state_text()
+    )
+    failed = [c.tool for c in run.calls if not c.outcome.ok]
+    if failed and failure is None:
+        failure = f"retries exhausted for {', '.join(failed)}"
+    return run.result(prediction.reply, intents, failure)
+
+
+def run_freyr(run: Run) -> Result:
+    """Run Algorithm 1 for one request."""
+    intents, unknown = recognise_intents(run)
+    tool_intents = [name for name in intents if name != CONVERSATION]
+    if not tool_intents:
+        failure = f"intent named no known tool: {', '.join(unknown)}" if unknown else None
+        return chat(run, intents, failure)
+    for name in tool_intents:
+        run.call_with_retries(name)
+    return summarise(run, intents)
+
+
+FREYR = FunctionStrategy(
+    name="freyr",
+    roles=("intent", "parameters", "summary", "chat"),
+    fn=run_freyr,
+    description="FREYR: intents, then parameters per tool with error-feedback retries, then summary",
+)

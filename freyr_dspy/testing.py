@@ -1,0 +1,220 @@
+"""Strict, deterministic fake LMs for tests - shipped so users can test their own programs.
+
+A fake plugs into DSPy as a custom engine, reads the role and the input fields out of the
+prompt DSPy built, and answers through the active adapter's format, so parsing is exercised
+for real. It is strict: a call its script does not cover raises ``FakeLMError`` with an
+excerpt of the prompt. Two forms: ``ScriptedLM`` (a table) and ``FunctionLM`` (a callable).
+``make_lm("fake/<name>")`` returns the fake registered under ``<name>``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import dspy
+from dspy.lm15 import Message, Request, Response, TextPart, ToolCallPart, Usage, response_to_events
+
+from freyr_dspy.errors import FakeLMError, UnknownModelError
+
+__test__ = False  # not a test module, whatever pytest's collection rules say
+
+_SECTION = re.compile(r"\[\[ ## (\w+) ## \]\]\n?(.*?)(?=\n*\[\[ ## \w+ ## \]\]|\Z)", re.S)
+
+Answer = Mapping[str, Any] | str
+
+
+@dataclass(frozen=True)
+class FakeCall:
+    """One call a fake received: which model, which role, with which input fields."""
+
+    model: str
+    role: str
+    inputs: Mapping[str, str]
+    tools: tuple[str, ...] = ()
+    prompt: str = field(default="", repr=False)
+
+
+class FakeEngine:
+    """Base engine: subclasses implement ``answer(call)``; records every call in ``calls``."""
+
+    supports_function_calling = True
+    supports_response_schema = False
+    supported_params = ("temperature", "top_p", "top_k", "max_tokens", "seed", "tools",
+                        "tool_choice", "stop")
+
+    def __init__(self) -> None:
+        self.calls: list[FakeCall] = []
+        self._lock = threading.Lock()
+
+    def answer(self, call: FakeCall) -> Answer:
+        """Return the output fields (or raw text) for one call."""
+        raise NotImplementedError
+
+    def complete(self, request: Request) -> Response:
+        """Answer one DSPy request in the active adapter's format."""
+        call = read_call(request)
+        with self._lock:
+            self.calls.append(call)
+        answer = self.answer(call)
+        parts = _answer_parts(answer, request)
+        text = "".join(p.text for p in parts if isinstance(p, TextPart))
+        return Response(
+            id=None, model=request.model, message=Message.assistant(parts), finish_reason="stop",
+            usage=Usage(input_tokens=_count(call.prompt), output_tokens=max(_count(text), 1),
+                        total_tokens=_count(call.prompt) + max(_count(text), 1)),
+        )
+
+    def stream(self, request: Request) -> Any:
+        """Stream as one delta."""
+        return response_to_events(self.complete(request))
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def roles_called(self) -> list[str]:
+        """The roles of the recorded calls, in order."""
+        return [c.role for c in self.calls]
+
+
+class ScriptedLM(FakeEngine):
+    """A fake answering from a table: ``{role: {substring or "*": answer}}``.
+
+    The first key found in the call's ``message`` input (or in the whole prompt) wins; ``*``
+    matches anything. An answer is a dict of output fields or a raw string (to test parsing
+    of malformed output).
+    """
+
+    def __init__(self, table: Mapping[str, Mapping[str, Answer]]) -> None:
+        super().__init__()
+        self.table = table
+
+    def answer(self, call: FakeCall) -> Answer:
+        """Look the call up in the table; raise ``FakeLMError`` when it is not scripted."""
+        entries = self.table.get(call.role, {})
+        text = call.inputs.get("message", call.prompt)
+        for key, answer in entries.items():
+            if key == "*" or key.lower() in text.lower():
+                return answer
+        raise FakeLMError(
+            f"unscripted call to role {call.role!r}; prompt starts: {call.prompt[-300:]!r}"
+        )
+
+
+class FunctionLM(FakeEngine):
+    """A fake whose answers come from ``fn(call)``; ``fn`` raises or returns an answer."""
+
+    def __init__(self, fn: Callable[[FakeCall], Answer | None]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def answer(self, call: FakeCall) -> Answer:
+        """Ask the function; a ``None`` answer is an unscripted call."""
+        answer = self.fn(call)
+        if answer is None:
+            raise FakeLMError(f"unscripted call to role {call.role!r}: {call.prompt[-300:]!r}")
+        return answer
+
+
+def read_call(request: Request) -> FakeCall:
+    """Recover the role and input fields from a prompt built by a DSPy adapter."""
+    system = request.system if isinstance(request.system, str) else "".join(
+        getattr(p, "text", "") for p in (request.system or ())
+    )
+    last_user = next((m.text or "" for m in reversed(request.messages) if m.role == "user"), "")
+    inputs = {name: value.split("\n\nRespond with")[0].strip()
+              for name, value in _SECTION.findall(last_user)}
+    prompt = system + "\n" + "\n".join(m.text or "" for m in request.messages)
+    return FakeCall(
+        model=request.model, role=_identify_role(system, inputs), inputs=inputs,
+        tools=tuple(t.name for t in request.tools), prompt=prompt,
+    )
+
+
+def _identify_role(system: str, inputs: Mapping[str, str]) -> str:
+    """Find the registered role whose input and output fields the prompt names."""
+    from freyr_dspy.roles import ROLES
+
+    best, best_size = "", 0
+    for name, module in ROLES.items():
+        signature = module.signature
+        outputs = set(signature.output_fields)
+        if set(signature.input_fields) == set(inputs) and all(f"`{o}`" in system for o in outputs):
+            size = len(outputs)
+            if size > best_size:
+                best, best_size = name, size
+    return best
+
+
+def _answer_parts(answer: Answer, request: Request) -> list[Any]:
+    if isinstance(answer, str):
+        return [TextPart(answer)]
+    if "tool_calls" in answer and request.tools:
+        return [ToolCallPart(f"call_{i}", c["name"], dict(c.get("args", {})))
+                for i, c in enumerate(answer["tool_calls"])] or [TextPart("")]
+    return [TextPart(format_outputs(dict(answer)))]
+
+
+def format_outputs(outputs: dict[str, Any]) -> str:
+    """Write output fields the way the active adapter expects them."""
+    if not isinstance(dspy.settings.adapter, dspy.JSONAdapter):  # None means ChatAdapter
+        sections = [f"[[ ## {k} ## ]]\n{_chat_value(v)}" for k, v in outputs.items()]
+        return "\n\n".join([*sections, "[[ ## completed ## ]]"])
+    return json.dumps(outputs)
+
+
+def _chat_value(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _count(text: str) -> int:
+    """A deterministic stand-in for a tokenizer: whitespace-separated words."""
+    return len(text.split())
+
+
+# --------------------------------------------------------------------------- registry
+
+_FAKES: dict[str, Callable[[], FakeEngine]] = {}
+
+
+def register_fake(name: str, fake: FakeEngine | Callable[[], FakeEngine]) -> None:
+    """Make ``fake/<name>`` available to ``make_lm``.
+
+    Pass an engine instance to share it (and its ``calls``) between every LM built from the
+    name, or a factory to give each LM a fresh one.
+    """
+    if isinstance(fake, FakeEngine):
+        instance = fake
+        _FAKES[name] = lambda: instance
+    else:
+        _FAKES[name] = fake
+
+
+def unregister_fake(name: str) -> None:
+    """Remove ``fake/<name>`` (tests clean up after themselves)."""
+    _FAKES.pop(name, None)
+
+
+def make_fake_lm(model_id: str, *, cache: bool = False, **kwargs: Any) -> dspy.LM:
+    """Build a ``dspy.LM`` over the fake registered as ``model_id`` (``fake/<name>``).
+
+    Raises:
+        UnknownModelError: when no fake is registered under that name.
+    """
+    name = model_id.split("/", 1)[1]
+    _register_builtins()
+    if name not in _FAKES:
+        raise UnknownModelError(model_id, [f"fake/{n}" for n in _FAKES],
+                                hint="Register it with freyr_dspy.testing.register_fake().")
+    return dspy.LM(model_id, engine=_FAKES[name](), cache=cache, **kwargs)
+
+
+def _register_builtins() -> None:
+    if "rules" not in _FAKES:
+        from freyr_dspy._rules_lm import RulesLM
+
+        register_fake("rules", RulesLM)
