@@ -44,11 +44,11 @@ def signature_hash(signature: type[dspy.Signature]) -> str:
 
 def write_signature_dumps(directory: Path) -> list[Path]:
     """Write ``<role>.json`` for every registered role; return the paths written."""
-    from freyr_dspy.roles import ROLES
+    from freyr_dspy.roles import load_roles
 
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for role, module in sorted(ROLES.items()):
+    for role, module in sorted(load_roles().items()):
         path = directory / f"{role}.json"
         path.write_text(json.dumps(dump_signature(module.signature), indent=2) + "\n",
                         encoding="utf-8")

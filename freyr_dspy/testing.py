@@ -137,10 +137,10 @@ def read_call(request: Request) -> FakeCall:
 
 def _identify_role(system: str, inputs: Mapping[str, str]) -> str:
     """Find the registered role whose input and output fields the prompt names."""
-    from freyr_dspy.roles import ROLES
+    from freyr_dspy.roles import load_roles
 
     best, best_size = "", 0
-    for name, module in ROLES.items():
+    for name, module in load_roles().items():
         signature = module.signature
         outputs = set(signature.output_fields)
         if set(signature.input_fields) == set(inputs) and all(f"`{o}`" in system for o in outputs):

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import importlib
-
+from freyr_dspy._plugins import import_optional
 from freyr_dspy.benchmarks.base import Benchmark, Episode, EvalOptions, Step, StepScore
 from freyr_dspy.errors import UnknownNameError
 
 BENCHMARKS: dict[str, Benchmark] = {}
 
 #: Modules that register benchmarks when imported (imported lazily by ``get_benchmark``).
-BENCHMARK_MODULES: tuple[str, ...] = ()
+BENCHMARK_MODULES: tuple[str, ...] = (
+    "freyr_dspy.llmaker.benchmark",
+    "freyr_dspy.nlt.benchmark",
+    "freyr_dspy.callnavi.benchmark",
+)
 
 
 def register_benchmark(benchmark: Benchmark) -> None:
@@ -20,8 +23,7 @@ def register_benchmark(benchmark: Benchmark) -> None:
 
 def load_all() -> dict[str, Benchmark]:
     """Import every benchmark module and return the registry."""
-    for module in BENCHMARK_MODULES:
-        importlib.import_module(module)
+    import_optional(BENCHMARK_MODULES)
     return BENCHMARKS
 
 

@@ -82,3 +82,11 @@ class Benchmark(Protocol):
     def score(self, step: Step, before: Any, prediction: dspy.Prediction) -> StepScore:
         """Score one step from the state before it and the program's prediction."""
         ...
+
+    def train_episodes(self, trainsets_dir: Path, options: EvalOptions) -> list[Episode]:
+        """The project's own training/dev episodes (``trainsets/*.jsonl``), never test data.
+
+        Every step of a training episode has an explicit ``start_state`` so it can become a
+        standalone ``dspy.Example`` for the optimizers.
+        """
+        ...

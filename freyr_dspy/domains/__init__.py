@@ -8,6 +8,9 @@ from freyr_dspy.errors import UnknownNameError
 
 DOMAINS: dict[str, Domain] = {TODO.name: TODO}
 
+#: Modules that register further domains when imported.
+DOMAIN_MODULES = ("freyr_dspy.llmaker.domain", "freyr_dspy.nlt.domain", "freyr_dspy.callnavi.domain")
+
 
 def get_domain(name: str) -> Domain:
     """Return the registered domain called ``name``.
@@ -28,14 +31,9 @@ def register_domain(domain: Domain) -> None:
 
 def _load_optional_domains() -> None:
     """Import the domain modules that register themselves (kept lazy: some are heavy)."""
-    import importlib
+    from freyr_dspy._plugins import import_optional
 
-    for module in ("freyr_dspy.llmaker",):
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
+    import_optional(DOMAIN_MODULES)
 
 
 __all__ = ["DOMAINS", "Domain", "StateRenderer", "get_domain", "register_domain", "render_json_state"]

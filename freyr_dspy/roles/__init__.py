@@ -21,6 +21,22 @@ ROLES: dict[str, type[Role]] = {
 }
 
 
+#: Modules that register further roles when imported (strategies' own roles).
+ROLE_MODULES = (
+    "freyr_dspy.roles.tool_selection",
+    "freyr_dspy.roles.library",
+    "freyr_dspy.callnavi.roles",
+)
+
+
+def load_roles() -> dict[str, type[Role]]:
+    """Import every role module and return the registry."""
+    from freyr_dspy._plugins import import_optional
+
+    import_optional(ROLE_MODULES)
+    return ROLES
+
+
 def register_role(name: str, module: type[Role]) -> None:
     """Register a role module under its id (strategies call this for their own roles)."""
     ROLES[name] = module
@@ -32,6 +48,8 @@ def role_class(name: str) -> type[Role]:
     Raises:
         UnknownRoleError: for an unregistered role id.
     """
+    if name not in ROLES:
+        load_roles()
     if name not in ROLES:
         raise UnknownRoleError(name, ROLES)
     return ROLES[name]
@@ -48,6 +66,7 @@ __all__ = [
     "Role",
     "Summarizer",
     "SummarySignature",
+    "load_roles",
     "register_role",
     "role_class",
 ]

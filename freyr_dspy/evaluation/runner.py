@@ -1,0 +1,76 @@
+"""Run episodes of a benchmark on a program and record every step with its cost."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from freyr_dspy.benchmarks.base import Benchmark, Episode, StepScore
+from freyr_dspy.program import FreyrProgram
+from freyr_dspy.schemas import Result
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """Everything measured about one step: score, cost and what the program did."""
+
+    benchmark: str
+    strategy: str
+    run: int
+    case: str
+    episode: str
+    step: str
+    success: float
+    metrics: dict[str, float] = field(default_factory=dict)
+    failure_kind: str | None = None
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    lm_calls: int = 0
+    seconds: float = 0.0
+    reply: str = ""
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+
+def run_episode(
+    benchmark: Benchmark, program: FreyrProgram, episode: Episode, *, run: int = 0
+) -> list[StepRecord]:
+    """Run the steps of one episode in order and score each.
+
+    A step with ``start_state=None`` continues from the state the previous step left.
+    """
+    records: list[StepRecord] = []
+    state: Any = None
+    for step in episode.steps:
+        before = step.start_state if step.start_state is not None else state
+        before = program._coerce_state(before)
+        prediction = program(message=step.message, conversation=step.conversation, state=before)
+        result: Result = prediction.result
+        score: StepScore = benchmark.score(step, before, prediction)
+        state = result.state
+        records.append(_record(benchmark, program, episode, step.id, run, score, result))
+        if episode.stop_on_failure and score.success < 1.0:
+            break
+    return records
+
+
+def _record(
+    benchmark: Benchmark, program: FreyrProgram, episode: Episode, step_id: str, run: int,
+    score: StepScore, result: Result,
+) -> StepRecord:
+    total = result.total_usage
+    failure_kind = score.failure_kind
+    if failure_kind is None and score.success < 1.0 and result.failure:
+        failure_kind = "model" if "model failed" in result.failure else "retries"
+    return StepRecord(
+        benchmark=benchmark.name, strategy=program.strategy_name, run=run, case=episode.case,
+        episode=episode.id, step=step_id, success=score.success, metrics=score.metrics,
+        failure_kind=failure_kind, diagnostics={**score.diagnostics, "failure": result.failure},
+        input_tokens=total.input_tokens, output_tokens=total.output_tokens,
+        lm_calls=total.lm_calls, seconds=total.seconds, reply=result.reply,
+        calls=[c.model_dump(mode="json") for c in result.calls],
+    )
