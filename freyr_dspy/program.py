@@ -123,7 +123,7 @@ class FreyrProgram(dspy.Module):
             toolbox=self.toolbox,
             message=message,
             conversation=render_conversation(conversation),
-            state=self._coerce_state(state),
+            state=self.coerce_state(state),
             render_state=self.domain.renderer(self.state_view),
         )
         with dspy.context(adapter=_make_adapter(self.adapter)):
@@ -134,7 +134,8 @@ class FreyrProgram(dspy.Module):
                 result = run.result("", [], failure=str(exc))
         return to_prediction(result)
 
-    def _coerce_state(self, state: Any) -> Any:
+    def coerce_state(self, state: Any) -> Any:
+        """Return the domain state for ``state`` (initial state for None, parsed for JSON)."""
         if state is None:
             return self.domain.initial_state()
         if isinstance(state, dict | list):

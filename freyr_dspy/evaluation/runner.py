@@ -47,7 +47,7 @@ def run_episode(
     state: Any = None
     for step in episode.steps:
         before = step.start_state if step.start_state is not None else state
-        before = program._coerce_state(before)
+        before = program.coerce_state(before)
         prediction = program(message=step.message, conversation=step.conversation, state=before)
         result: Result = prediction.result
         score: StepScore = benchmark.score(step, before, prediction)
