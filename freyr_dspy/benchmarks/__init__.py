@@ -33,7 +33,8 @@ def get_benchmark(name: str) -> Benchmark:
     Raises:
         UnknownNameError: with the known names and a "did you mean".
     """
-    load_all()
+    if name not in BENCHMARKS:
+        load_all()
     if name not in BENCHMARKS:
         raise UnknownNameError("benchmark", name, BENCHMARKS)
     return BENCHMARKS[name]

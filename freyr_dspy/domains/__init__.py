@@ -18,7 +18,8 @@ def get_domain(name: str) -> Domain:
     Raises:
         UnknownNameError: with the registered names and a "did you mean".
     """
-    _load_optional_domains()
+    if name not in DOMAINS:
+        _load_optional_domains()
     if name not in DOMAINS:
         raise UnknownNameError("domain", name, DOMAINS)
     return DOMAINS[name]

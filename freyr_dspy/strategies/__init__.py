@@ -36,7 +36,8 @@ def get_strategy(name: str) -> Strategy:
     Raises:
         UnknownNameError: with the known strategies and a "did you mean".
     """
-    load_strategies()
+    if name not in STRATEGIES:
+        load_strategies()
     if name not in STRATEGIES:
         raise UnknownNameError("strategy", name, STRATEGIES)
     return STRATEGIES[name]
