@@ -1,5 +1,23 @@
-"""Benchmark evaluation: run episodes, record steps, aggregate, report."""
+"""Benchmark evaluation: run episodes, checkpoint units, aggregate, report."""
 
+from freyr_dspy.evaluation.config import EXTRA_OPTIONS, PAPER_SAMPLING, EvalConfig
+from freyr_dspy.evaluation.harness import Evaluation, evaluate, run_unit
+from freyr_dspy.evaluation.report import render_text, report_data, write_json
 from freyr_dspy.evaluation.runner import StepRecord, run_episode
+from freyr_dspy.evaluation.units import UnitKey, UnitResult
 
-__all__ = ["StepRecord", "run_episode"]
+__all__ = [
+    "EXTRA_OPTIONS",
+    "PAPER_SAMPLING",
+    "EvalConfig",
+    "Evaluation",
+    "StepRecord",
+    "UnitKey",
+    "UnitResult",
+    "evaluate",
+    "render_text",
+    "report_data",
+    "run_episode",
+    "run_unit",
+    "write_json",
+]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import json
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from freyr_dspy.benchmarks.base import Benchmark, Episode, StepScore
@@ -32,17 +33,41 @@ class StepRecord:
     calls: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return asdict(self)
+        """A JSON-ready dict (values JSON cannot hold are written as their ``str``)."""
+        data: dict[str, Any] = json.loads(json.dumps(asdict(self), default=str))
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StepRecord:
+        """Rebuild a record from ``to_json`` output; unknown keys are ignored."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 def run_episode(
-    benchmark: Benchmark, program: FreyrProgram, episode: Episode, *, run: int = 0
+    benchmark: Benchmark,
+    program: FreyrProgram,
+    episode: Episode,
+    *,
+    run: int = 0,
+    strategy: str | None = None,
 ) -> list[StepRecord]:
     """Run the steps of one episode in order and score each.
 
     A step with ``start_state=None`` continues from the state the previous step left.
+
+    Args:
+        benchmark: scores each step.
+        program: the program under test.
+        episode: the steps to run.
+        run: index of the repetition, recorded on every step.
+        strategy: the label recorded as the strategy (default: the program's strategy name;
+            the harness passes e.g. a compiled program's label).
+
+    Returns:
+        One record per step run (fewer than the episode's steps when it stops on failure).
     """
+    label = strategy or program.strategy_name
     records: list[StepRecord] = []
     state: Any = None
     for step in episode.steps:
@@ -52,25 +77,40 @@ def run_episode(
         result: Result = prediction.result
         score: StepScore = benchmark.score(step, before, prediction)
         state = result.state
-        records.append(_record(benchmark, program, episode, step.id, run, score, result))
+        records.append(_record(benchmark, label, episode, step.id, run, score, result))
         if episode.stop_on_failure and score.success < 1.0:
             break
     return records
 
 
 def _record(
-    benchmark: Benchmark, program: FreyrProgram, episode: Episode, step_id: str, run: int,
-    score: StepScore, result: Result,
+    benchmark: Benchmark,
+    label: str,
+    episode: Episode,
+    step_id: str,
+    run: int,
+    score: StepScore,
+    result: Result,
 ) -> StepRecord:
     total = result.total_usage
     failure_kind = score.failure_kind
     if failure_kind is None and score.success < 1.0 and result.failure:
         failure_kind = "model" if "model failed" in result.failure else "retries"
     return StepRecord(
-        benchmark=benchmark.name, strategy=program.strategy_name, run=run, case=episode.case,
-        episode=episode.id, step=step_id, success=score.success, metrics=score.metrics,
-        failure_kind=failure_kind, diagnostics={**score.diagnostics, "failure": result.failure},
-        input_tokens=total.input_tokens, output_tokens=total.output_tokens,
-        lm_calls=total.lm_calls, seconds=total.seconds, reply=result.reply,
+        benchmark=benchmark.name,
+        strategy=label,
+        run=run,
+        case=episode.case,
+        episode=episode.id,
+        step=step_id,
+        success=score.success,
+        metrics=score.metrics,
+        failure_kind=failure_kind,
+        diagnostics={**score.diagnostics, "failure": result.failure},
+        input_tokens=total.input_tokens,
+        output_tokens=total.output_tokens,
+        lm_calls=total.lm_calls,
+        seconds=total.seconds,
+        reply=result.reply,
         calls=[c.model_dump(mode="json") for c in result.calls],
     )

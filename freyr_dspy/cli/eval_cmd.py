@@ -1,0 +1,194 @@
+"""``freyr eval``: benchmark strategies (and compiled programs) side by side.
+
+The command only parses options, runs ``freyr_dspy.evaluation.evaluate`` and renders the
+report; a progress bar goes to stderr when stderr is a terminal.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from freyr_dspy.cli._common import echo_json, json_option, make_settings, model_options
+from freyr_dspy.evaluation import (
+    PAPER_SAMPLING,
+    EvalConfig,
+    evaluate,
+    render_text,
+    report_data,
+    write_json,
+)
+
+
+def _csv(value: str | None) -> tuple[str, ...]:
+    return tuple(v.strip() for v in (value or "").split(",") if v.strip())
+
+
+def benchmark_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Options passed to the benchmarks in ``EvalOptions.extra`` (each uses those it knows)."""
+    for option in reversed(
+        [
+            click.option("--domains", help="CallNavi: comma-separated domains (default: all)."),
+            click.option("--difficulty", help="CallNavi: comma-separated easy,medium,hard."),
+            click.option(
+                "--prompt",
+                type=click.Choice(["paper", "signature"]),
+                help="NLT: the paper's system prompt or our role signature.",
+            ),
+            click.option(
+                "--tools-file",
+                type=click.Path(path_type=Path, exists=True, dir_okay=False),
+                help="NLT: alternative tool descriptions (robustness).",
+            ),
+            click.option("--state-view", help="LLMaker: state rendering the roles see."),
+            click.option(
+                "--inner",
+                type=click.Choice(["freyr", "nlt"]),
+                help="gated: the strategy run inside the gate.",
+            ),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+@click.command("eval")
+@click.option("--benchmark", "benchmarks", required=True, help="Comma-separated benchmarks.")
+@click.option(
+    "--strategy",
+    "strategies",
+    default=None,
+    help="Comma-separated strategies (default: the benchmark's own list).",
+)
+@click.option(
+    "--program",
+    "programs",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Compiled program to evaluate beside the strategies. Repeatable.",
+)
+@click.option("--runs", default=1, show_default=True, type=click.IntRange(1))
+@click.option(
+    "--mode",
+    type=click.Choice(["bootstrap", "iterative"]),
+    default="bootstrap",
+    show_default=True,
+    help="Steps start from their given state, or carry it on.",
+)
+@click.option(
+    "--data",
+    "data_dir",
+    type=click.Path(path_type=Path),
+    help="Benchmark data directory (default: $FREYR_DATA_DIR, ../shared/benchmarks).",
+)
+@click.option("--limit", type=click.IntRange(1), help="At most N episodes per benchmark.")
+@click.option(
+    "--jobs",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Units run at once (threads); embedded models run one call at a time.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Save config, aggregates and raw records as JSON; resumable.",
+)
+@click.option("--restart", is_flag=True, help="Discard the --out checkpoint; start over.")
+@benchmark_options
+@model_options
+@json_option
+def command(
+    benchmarks: str,
+    strategies: str | None,
+    programs: tuple[Path, ...],
+    runs: int,
+    mode: str,
+    data_dir: Path | None,
+    limit: int | None,
+    jobs: int,
+    out: Path | None,
+    restart: bool,
+    model_specs: tuple[str, ...],
+    sampling_specs: tuple[str, ...],
+    api_base: str | None,
+    as_json: bool,
+    **extra: Any,
+) -> None:
+    """Evaluate strategies on benchmarks: a Table-2-style report with 95 % intervals.
+
+    Sampling defaults to the FREYR paper's (temperature 0.8, top_p 0.6); --sampling
+    overrides it. With --out, every finished unit is checkpointed beside the file
+    (OUT.checkpoint.jsonl): running the same command again resumes.
+    """
+    settings = make_settings(data_dir=data_dir)
+    config = EvalConfig(
+        benchmarks=_csv(benchmarks),
+        strategies=_csv(strategies),
+        programs=programs,
+        runs=runs,
+        mode=mode,  # type: ignore[arg-type]
+        data_dir=settings.resolve_data_dir(),
+        limit=limit,
+        extra=_extra(extra),
+        default_model=settings.default_model,
+        model_specs=model_specs,
+        sampling_specs=(*PAPER_SAMPLING, *sampling_specs),
+        api_base=api_base,
+        jobs=jobs,
+        settings=settings,
+    )
+    with _progress_bar() as progress:
+        evaluation = evaluate(
+            config, checkpoint=checkpoint_path(out), restart=restart, progress=progress
+        )
+    data = report_data(evaluation)
+    if out is not None:
+        write_json(out, data)
+        click.echo(f"saved {out}", err=True)
+    if as_json:
+        echo_json(data)
+    else:
+        click.echo(render_text(data), nl=False)
+
+
+def checkpoint_path(out: Path | None) -> Path | None:
+    """Where the units of an evaluation saved to ``out`` are checkpointed."""
+    return None if out is None else out.with_name(out.name + ".checkpoint.jsonl")
+
+
+def _extra(values: dict[str, Any]) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    for name, value in values.items():
+        if value is None:
+            continue
+        if name in {"domains", "difficulty"}:
+            extra[name] = list(_csv(value))
+        else:
+            extra[name] = str(value) if isinstance(value, Path) else value
+    return extra
+
+
+@contextmanager
+def _progress_bar() -> Iterator[Callable[[int, int], None] | None]:
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from tqdm import tqdm
+
+    bar = tqdm(total=0, unit="unit", file=sys.stderr, dynamic_ncols=True, desc="eval")
+
+    def update(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    try:
+        yield update
+    finally:
+        bar.close()

@@ -1,0 +1,169 @@
+"""``freyr eval`` end to end with ``fake/rules`` on the tiny benchmark."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from test_evaluation_tiny import NAME, TinyBenchmark, install
+
+import freyr_dspy.benchmarks as benchmarks_module
+from freyr_dspy.cli import main
+
+
+@pytest.fixture
+def tiny(monkeypatch: pytest.MonkeyPatch) -> TinyBenchmark:
+    # NOTE: only the tiny benchmark: the real ones are tested by their own suites.
+    monkeypatch.setattr(benchmarks_module, "BENCHMARK_MODULES", ())
+    return install(monkeypatch)
+
+
+def eval_args(tmp_path: Path, *more: str) -> list[str]:
+    return [
+        "eval",
+        "--benchmark",
+        NAME,
+        "--strategy",
+        "freyr,lazy",
+        "--model",
+        "fake/rules",
+        "--data",
+        str(tmp_path),
+        *more,
+    ]
+
+
+def test_eval_prints_the_table(
+    tiny: TinyBenchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(eval_args(tmp_path, "--runs", "2")) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{NAME} - bootstrap mode, 2 run(s)")
+    assert "freyr     100.0 ± 0.0" in out and "lazy        0.0 ± 0.0" in out
+    assert "model fake/rules; temperature=0.8 top_p=0.6" in out  # paper sampling by default
+
+
+def test_eval_json_out_and_resume(
+    tiny: TinyBenchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "results.json"
+    args = eval_args(
+        tmp_path,
+        "--runs",
+        "2",
+        "--out",
+        str(out),
+        "--json",
+        "--jobs",
+        "2",
+        "--sampling",
+        "temperature=0.2",
+    )
+    assert main(args) == 0
+    printed = json.loads(capsys.readouterr().out)
+    saved = json.loads(out.read_text())
+    assert printed == saved
+    assert saved["config"]["sampling_specs"] == ["temperature=0.8", "top_p=0.6", "temperature=0.2"]
+    assert saved["config"]["resumed_units"] == 0 and len(saved["records"]) == 16
+    checkpoint = tmp_path / "results.json.checkpoint.jsonl"
+    assert len(checkpoint.read_text().splitlines()) == 1 + 16
+    assert main(args) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["config"]["resumed_units"] == 16
+    assert again["benchmarks"] == saved["benchmarks"]
+
+
+def test_eval_config_mismatch_and_restart(
+    tiny: TinyBenchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = str(tmp_path / "r.json")
+    assert main(eval_args(tmp_path, "--out", out, "--limit", "1")) == 0
+    capsys.readouterr()
+    assert main(eval_args(tmp_path, "--out", out, "--limit", "1", "--mode", "iterative")) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: checkpoint") and "--restart" in err and err.count("\n") == 1
+    assert main(eval_args(tmp_path, "--out", out, "--mode", "iterative", "--restart")) == 0
+
+
+def test_eval_passes_benchmark_options(
+    tiny: TinyBenchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen = []
+    original = tiny.episodes
+
+    def spy(options):  # type: ignore[no-untyped-def]
+        seen.append(options)
+        return original(options)
+
+    tiny.episodes = spy  # type: ignore[method-assign]
+    args = eval_args(
+        tmp_path,
+        "--limit",
+        "1",
+        "--domains",
+        "bank, hr",
+        "--difficulty",
+        "easy",
+        "--prompt",
+        "paper",
+        "--inner",
+        "nlt",
+        "--state-view",
+        "text",
+    )
+    assert main(args) == 0
+    options = seen[0]
+    assert options.limit == 1 and options.data_dir == tmp_path
+    assert options.extra == {
+        "domains": ["bank", "hr"],
+        "difficulty": ["easy"],
+        "prompt": "paper",
+        "inner": "nlt",
+        "state_view": "text",
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--benchmark", "nope"], "unknown benchmark 'nope'"),
+        (["--benchmark", NAME, "--strategy", "freyrr"], "Did you mean 'freyr'"),
+        (
+            ["--benchmark", NAME, "--model", "fake/rules", "--model", "intnet=fake/rules"],
+            "unknown role 'intnet'",
+        ),
+    ],
+)
+def test_eval_errors_exit_2_with_one_line(
+    tiny: TinyBenchmark,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    message: str,
+) -> None:
+    assert main(["eval", "--data", str(tmp_path), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_eval_missing_data_dir(
+    tiny: TinyBenchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["eval", "--benchmark", NAME, "--data", str(tmp_path / "missing")]) == 2
+    assert "pass --data DIR or set FREYR_DATA_DIR" in capsys.readouterr().err
+
+
+def test_progress_bar_only_on_a_terminal(
+    tiny: TinyBenchmark,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert main(eval_args(tmp_path, "--limit", "1")) == 0
+    assert "unit" not in capsys.readouterr().err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(eval_args(tmp_path, "--limit", "1")) == 0
+    err = capsys.readouterr().err
+    assert "eval: 100%" in err and "2/2" in err
