@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import dspy
 
+from freyr_dspy.adapters import make_adapter
 from freyr_dspy.domains import Domain, get_domain
 from freyr_dspy.errors import UnknownRoleError
 from freyr_dspy.roles import Role, role_class
@@ -83,6 +84,17 @@ class FreyrProgram(dspy.Module):
         module: Role = getattr(self, name)
         return module
 
+    def reset_copy(self) -> FreyrProgram:
+        """Deep copy with every predictor reset (no demos, no LM).
+
+        NOTE: DSPy's own ``reset_copy`` calls ``self.parameters()``, which the role attribute
+        ``parameters`` shadows; the optimizers (LabeledFewShot, BootstrapFewShot) need this one.
+        """
+        new: FreyrProgram = self.deepcopy()
+        for predictor in new.predictors():
+            predictor.reset()
+        return new
+
     def apply_assignment(
         self, assignment: Mapping[str, RoleModel], *, cache: bool = False
     ) -> FreyrProgram:
@@ -95,9 +107,11 @@ class FreyrProgram(dspy.Module):
         from freyr_dspy.backends import make_lm
 
         for role, spec in assignment.items():
-            self.role(role).set_lm(
-                make_lm(spec.model, spec.sampling, api_base=spec.api_base, cache=cache)
-            )
+            module = self.role(role)
+            sampling = spec.sampling
+            if sampling.max_tokens is None:
+                sampling = sampling.model_copy(update={"max_tokens": module.default_max_tokens})
+            module.set_lm(make_lm(spec.model, sampling, api_base=spec.api_base, cache=cache))
             self.assignment[role] = spec
         return self
 
@@ -165,6 +179,4 @@ def render_conversation(conversation: str | Sequence[Mapping[str, str]]) -> str:
 
 
 def _make_adapter(name: AdapterName) -> dspy.Adapter:
-    if name == "chat":
-        return dspy.ChatAdapter()
-    return dspy.JSONAdapter()
+    return make_adapter(name)

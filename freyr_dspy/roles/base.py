@@ -20,6 +20,9 @@ class Role(dspy.Module):
     """Base class of every role module: one ``dspy.Predict`` over ``signature``."""
 
     signature: ClassVar[type[dspy.Signature]]
+    #: Output cap used when the assignment sets none: small models that lose the format tend
+    #: to ramble until the cap, so a role's cap is sized to its longest sensible answer.
+    default_max_tokens: ClassVar[int] = 256
 
     def __init__(self) -> None:
         super().__init__()

@@ -26,6 +26,7 @@ class ChatResponder(Role):
     """Hold the conversation when the request needs no tool."""
 
     signature = ChatSignature
+    default_max_tokens = 160
 
     def clean(self, outputs: dict[str, Any]) -> dict[str, Any]:
         """Unwrap fences and stray field markers."""

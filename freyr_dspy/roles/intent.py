@@ -31,6 +31,7 @@ class IntentClassifier(Role):
     """Recognise the intents (tool names) of a message."""
 
     signature = IntentSignature
+    default_max_tokens = 96
 
     def parse_raw(self, text: str) -> dict[str, Any]:
         """Read intents from free text: commas, bullets, JSON lists."""

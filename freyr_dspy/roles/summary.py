@@ -26,6 +26,7 @@ class Summarizer(Role):
     """Write the reply that reports the tool outcomes."""
 
     signature = SummarySignature
+    default_max_tokens = 160
 
     def clean(self, outputs: dict[str, Any]) -> dict[str, Any]:
         """Unwrap fences and stray field markers."""
