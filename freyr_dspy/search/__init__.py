@@ -1,0 +1,35 @@
+"""Model-assignment search: which model plays which role, with which sampling settings.
+
+An Optuna study over the model per role, temperature / top-p / top-k, strategy, retries and
+demos, scored by a benchmark on accuracy, tokens and latency; the Pareto front is the answer.
+"""
+
+from freyr_dspy.search.cache import EvaluationCache
+from freyr_dspy.search.objective import OBJECTIVES, Evaluation, Objective, build_program, evaluate
+from freyr_dspy.search.report import format_table, write_report
+from freyr_dspy.search.result import SearchResult, TrialSummary
+from freyr_dspy.search.space import ALL_ROLES, SearchSpace, TrialConfig, baseline, suggest
+from freyr_dspy.search.storage import open_storage, storage_url
+from freyr_dspy.search.study import load_episodes, search_assignments
+
+__all__ = [
+    "ALL_ROLES",
+    "OBJECTIVES",
+    "Evaluation",
+    "EvaluationCache",
+    "Objective",
+    "SearchResult",
+    "SearchSpace",
+    "TrialConfig",
+    "TrialSummary",
+    "baseline",
+    "build_program",
+    "evaluate",
+    "format_table",
+    "load_episodes",
+    "open_storage",
+    "search_assignments",
+    "storage_url",
+    "suggest",
+    "write_report",
+]

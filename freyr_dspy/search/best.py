@@ -1,0 +1,92 @@
+"""Ship the winner of a search: compile its configuration into an artifact.
+
+The chosen trial is rebuilt from its stored configuration (never from a live object), compiled
+with the compiler's optimizers, and saved with the role -> model assignment and sampling it was
+searched with, so ``freyr_dspy.load`` gives back exactly the configuration the study measured.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from freyr_dspy.benchmarks.base import Benchmark, EvalOptions
+from freyr_dspy.errors import ConfigError
+from freyr_dspy.search.objective import build_program
+from freyr_dspy.search.result import SearchResult, TrialSummary
+from freyr_dspy.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+def compile_best(
+    result: SearchResult,
+    benchmark: Benchmark,
+    *,
+    settings: Settings,
+    options: EvalOptions,
+    optimizer: str = "labeled",
+    trial: TrialSummary | None = None,
+    path: Path | None = None,
+) -> tuple[Path, Any]:
+    """Compile the best trial (or ``trial``) and save it as an artifact.
+
+    Args:
+        result: the search whose winner is compiled.
+        benchmark: gives the trainset and the metric.
+        settings: where ``trainsets/`` and ``compiled/`` live.
+        options: the benchmark options the search used.
+        optimizer: the compiler's optimizer name (``labeled`` needs no LM calls to compile).
+        trial: the trial to compile instead of ``result.best``.
+        path: where to write; default ``compiled/<benchmark>/search-<study>-t<trial>.json``.
+
+    Returns:
+        The artifact path and the compiler's report (dev scores before and after).
+
+    Raises:
+        ConfigError: when the search has no finished trial to compile.
+    """
+    from freyr_dspy import artifacts
+    from freyr_dspy.compiler import compile_program
+    from freyr_dspy.optimizers import OptimizerConfig
+
+    chosen = trial or result.best
+    config = chosen.trial_config() if chosen else None
+    if chosen is None or config is None:
+        raise ConfigError(f"study {result.study_name!r} has no finished trial to compile")
+    program = build_program(benchmark, config, options)
+    demos = {"max_demos": config.num_demos} if config.num_demos else {}
+    optimizer_config = OptimizerConfig(name=optimizer, **demos)  # type: ignore[arg-type]
+    report = compile_program(
+        program, benchmark, optimizer_config, settings=settings, options=options
+    )
+    meta = artifacts.build_meta(
+        report.program,
+        benchmark=benchmark.name,
+        eval_mode=options.mode,
+        eval_extra=dict(options.extra),
+        optimizer=optimizer_config,
+        trainset_sha256=report.trainset_sha256,
+        n_train=report.n_train,
+        scores=_scores(report),
+    )
+    target = path or (
+        settings.compiled_dir / benchmark.name / f"search-{result.study_name}-t{chosen.number}.json"
+    )
+    saved = artifacts.save(report.program, target, meta)
+    logger.info("compiled trial %d of %s into %s", chosen.number, result.study_name, saved)
+    return saved, report
+
+
+def _scores(report: Any) -> Any:
+    from freyr_dspy.artifacts import ArtifactScores
+
+    before = report.before
+    return ArtifactScores(
+        before=before.score if before else None,
+        after=report.after.score,
+        dev_size=report.n_dev,
+        tokens_per_request_before=before.tokens_per_request if before else None,
+        tokens_per_request_after=report.after.tokens_per_request,
+    )

@@ -1,0 +1,200 @@
+"""Does mixing models per role beat one model for all roles? A small real search says.
+
+Runs a model-assignment search over the embedded models (SmolLM2-135M, Gemma-3-270M) on a
+few dev episodes, with every single-model assignment queued so it is always measured, then
+prints the Pareto front and the best single-model vs the best mixed assignment, and writes
+everything as JSON. Sampling is greedy and fixed so that only the role -> model assignment
+varies (16 configurations for FREYR's four roles and two models); repeats are cache hits.
+
+    python scripts/bench_search.py --benchmark todo --limit 3 --trials 12
+
+Latency is LM seconds per step on this machine and moves with its load; tokens and accuracy
+do not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
+
+import optuna
+
+from freyr_dspy.benchmarks import EvalOptions, get_benchmark
+from freyr_dspy.search import SearchSpace, baseline, format_table, search_assignments
+from freyr_dspy.search.storage import open_storage
+from freyr_dspy.settings import Settings
+
+MODELS = "embedded/smollm2-135m,embedded/gemma3-270m"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--benchmark", default="todo")
+    parser.add_argument("--split", default="dev", choices=["dev", "test"])
+    parser.add_argument("--limit", type=int, default=3, help="episodes evaluated per trial")
+    parser.add_argument("--trials", type=int, default=12)
+    parser.add_argument("--models", default=MODELS)
+    parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=Path("runs/bench_search"))
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    models = tuple(m.strip() for m in args.models.split(",") if m.strip())
+    settings = Settings(project_dir=Path.cwd(), seed=args.seed)
+    bench = get_benchmark(args.benchmark)
+    options = EvalOptions(data_dir=_data_dir(settings), limit=args.limit)
+    space = SearchSpace(
+        candidates={"*": models},
+        temperature=(0.0, 0.0),
+        top_p=None,
+        top_k=None,
+        max_retries=(1, 1),
+        max_tokens=args.max_tokens,
+        seed=args.seed,
+    )
+    name = f"bench-{args.benchmark}-{args.split}-{args.limit}-s{args.seed}"
+    storage = args.out / "study.journal"
+    common: dict[str, Any] = dict(
+        seed=args.seed,
+        storage=storage,
+        study_name=name,
+        objectives=("accuracy", "tokens"),
+        split=args.split,
+        options=options,
+        settings=settings,
+        out_dir=args.out,
+    )
+    started = time.perf_counter()
+    search_assignments(bench, space, n_trials=1, report=False, **common)  # baseline: models[0]
+    queue_single_model_assignments(storage, name, space, models)
+    result = search_assignments(bench, space, n_trials=args.trials, **common)
+    summary = compare(result, models)
+    summary.update(
+        command=" ".join(["python", *sys.argv]),
+        seconds=time.perf_counter() - started,
+        pareto_table=format_table(result),
+    )
+    print(format_table(result))
+    print()
+    print(render_comparison(summary))
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "bench_search.json").write_text(
+        json.dumps({**summary, "search": result.to_json()}, indent=2, default=str), encoding="utf-8"
+    )
+    print(f"\nwrote {args.out / 'bench_search.json'} ({summary['seconds']:.0f} s)")
+    return 0
+
+
+def queue_single_model_assignments(
+    storage: Path, name: str, space: SearchSpace, models: tuple[str, ...]
+) -> None:
+    """Queue 'model M for every role' for each M so the comparison is always measured."""
+    study = optuna.load_study(study_name=name, storage=open_storage(storage))
+    for model in models[1:]:
+        ordered = (model, *(m for m in models if m != model))
+        _, params = baseline(replace(space, candidates={"*": ordered}))
+        study.enqueue_trial(params, skip_if_exists=True)
+
+
+def compare(result: Any, models: tuple[str, ...]) -> dict[str, Any]:
+    """Best single-model and best mixed assignment among the completed trials."""
+    done, seen = [], set()
+    for trial in (t for t in result.trials if t.state == "COMPLETE"):
+        if _key(trial) not in seen:  # repeats are cache hits of the first evaluation
+            seen.add(_key(trial))
+            done.append(trial)
+    singles = [t for t in done if len(_models(t)) == 1]
+    mixed = [t for t in done if len(_models(t)) > 1]
+    best_single = min(singles, key=result.sort_key) if singles else None
+    best_mixed = min(mixed, key=result.sort_key) if mixed else None
+    rows = {f"all {next(iter(_models(t)))}": _row(t) for t in singles}
+    verdict = None
+    if best_single and best_mixed:
+        gain = best_mixed.values["accuracy"] - best_single.values["accuracy"]
+        verdict = {
+            "accuracy_gain": round(gain, 4),
+            "wins_on_accuracy": gain > 0,
+            "cheaper_at_equal_accuracy": gain == 0
+            and best_mixed.values["tokens"] < best_single.values["tokens"],
+            "best_accuracy": max(t.values["accuracy"] for t in done),
+        }
+    return {
+        "models": list(models),
+        "single_models": rows,
+        "best_single": _row(best_single) if best_single else None,
+        "best_mixed": _row(best_mixed) if best_mixed else None,
+        "verdict": verdict,
+        "distinct_configurations": len(done),
+        "completed": sum(t.state == "COMPLETE" for t in result.trials),
+        "cache_hits": sum(t.cached for t in result.trials),
+    }
+
+
+def render_comparison(summary: dict[str, Any]) -> str:
+    entries = [(k, v) for k, v in summary["single_models"].items()]
+    if summary["best_mixed"]:
+        entries.append(("best mixed: " + summary["best_mixed"]["models"], summary["best_mixed"]))
+    width = max(len("assignment"), *(len(label) for label, _ in entries))
+    lines = [f"{'assignment':<{width}} {'accuracy':>8} {'tokens':>8} {'latency':>8}  trial"]
+    for label, row in entries:
+        lines.append(
+            f"{label:<{width}} {row['accuracy']:>8.3f} {row['tokens']:>8.0f} "
+            f"{row['latency']:>8.2f}  {row['trial']}"
+        )
+    verdict = summary["verdict"]
+    if verdict:
+        single, mixed = summary["best_single"], summary["best_mixed"]
+        lines.append(
+            f"mixing beats the best single model on accuracy: "
+            f"{'yes' if verdict['wins_on_accuracy'] else 'no'} ({verdict['accuracy_gain']:+.3f}; "
+            f"best accuracy of any configuration {verdict['best_accuracy']:.3f})"
+        )
+        lines.append(
+            f"at equal accuracy, mixing uses fewer tokens: "
+            f"{'yes' if verdict['cheaper_at_equal_accuracy'] else 'no'} "
+            f"({mixed['tokens']:.0f} vs {single['tokens']:.0f} tokens per step)"
+        )
+    return "\n".join(lines)
+
+
+def _models(trial: Any) -> set[str]:
+    return {spec["model"] for spec in trial.config["assignment"].values()}
+
+
+def _key(trial: Any) -> str:
+    return json.dumps(trial.config, sort_keys=True)
+
+
+def _row(trial: Any) -> dict[str, Any]:
+    config = trial.trial_config()
+    evaluation = trial.evaluation or {}
+    return {
+        "trial": trial.number,
+        "accuracy": trial.values["accuracy"],
+        "tokens": trial.values["tokens"],
+        "latency": evaluation.get("latency", 0.0),
+        "models": config.models_text(),
+        "cached": trial.cached,
+    }
+
+
+def _data_dir(settings: Settings) -> Path:
+    try:
+        return settings.resolve_data_dir()
+    except Exception:  # dev episodes of built-in benchmarks need no data directory
+        return Path("benchmark-data-not-found")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
