@@ -36,24 +36,31 @@ def split_items(value: Any) -> list[str]:
     if isinstance(value, dict):
         return split_items(list(value.values()))
     text = strip_fences(str(value))
-    if text.startswith("["):
+    if text.startswith(("[", "{")):
         try:
-            return split_items(json_repair.loads(text))
+            parsed = json_repair.loads(text)
         except (ValueError, TypeError):
-            pass
+            parsed = None
+        if isinstance(parsed, list | dict) and parsed:
+            return split_items(parsed)
     parts = re.split(r"[,;\n]|\band\b", text)
     items = [_BULLET.sub("", p).strip().strip("'\"`*[]().").strip() for p in parts]
     return [item for item in items if item]
 
 
 def match_names(
-    items: Iterable[str], known: Iterable[str], *, special: Iterable[str] = (CONVERSATION,)
+    items: Iterable[str],
+    known: Iterable[str],
+    *,
+    special: Iterable[str] = (CONVERSATION,),
+    keep_repeats: bool = False,
 ) -> tuple[list[str], list[str]]:
     """Map written names to known names; return (matched, unknown) keeping first-seen order.
 
     A written item matches a known name when they are equal ignoring case, spaces,
     underscores, dashes and quotes, or when the item contains exactly one known name (a
-    model that writes "call add_task now" meant ``add_task``).
+    model that writes "call add_task now" meant ``add_task``). Repeated names are dropped
+    unless ``keep_repeats`` (a plan may call one tool twice; a selected set may not).
     """
     table = {normalize_name(k): k for k in [*special, *known]}
     matched: list[str] = []
@@ -63,7 +70,7 @@ def match_names(
         name = table.get(key) or _contained_name(key, table)
         if name is None:
             unknown.append(item)
-        elif name not in matched:
+        elif keep_repeats or name not in matched:
             matched.append(name)
     return matched, unknown
 

@@ -23,17 +23,25 @@ def _type_name(annotation: Any) -> str:
 def dump_signature(signature: type[dspy.Signature]) -> dict[str, Any]:
     """Return the instructions and every field's name, direction, type and description."""
     fields = []
-    for direction, group in (("input", signature.input_fields), ("output", signature.output_fields)):
+    for direction, group in (
+        ("input", signature.input_fields),
+        ("output", signature.output_fields),
+    ):
         for name, info in group.items():
             extra = info.json_schema_extra or {}
-            fields.append({
-                "name": name,
-                "direction": direction,
-                "type": _type_name(info.annotation),
-                "desc": extra.get("desc", ""),
-            })
-    return {"signature": signature.__name__, "instructions": signature.instructions,
-            "fields": fields}
+            fields.append(
+                {
+                    "name": name,
+                    "direction": direction,
+                    "type": _type_name(info.annotation),
+                    "desc": extra.get("desc", ""),
+                }
+            )
+    return {
+        "signature": signature.__name__,
+        "instructions": signature.instructions,
+        "fields": fields,
+    }
 
 
 def signature_hash(signature: type[dspy.Signature]) -> str:
@@ -50,7 +58,8 @@ def write_signature_dumps(directory: Path) -> list[Path]:
     written = []
     for role, module in sorted(load_roles().items()):
         path = directory / f"{role}.json"
-        path.write_text(json.dumps(dump_signature(module.signature), indent=2) + "\n",
-                        encoding="utf-8")
+        path.write_text(
+            json.dumps(dump_signature(module.signature), indent=2) + "\n", encoding="utf-8"
+        )
         written.append(path)
     return written

@@ -37,6 +37,8 @@ class FakeCall:
     inputs: Mapping[str, str]
     tools: tuple[str, ...] = ()
     prompt: str = field(default="", repr=False)
+    #: The request's generation config (temperature, top_p, max_tokens, seed, ...).
+    config: Any = field(default=None, repr=False, compare=False)
 
 
 class FakeEngine:
@@ -44,12 +46,24 @@ class FakeEngine:
 
     supports_function_calling = True
     supports_response_schema = False
-    supported_params = ("temperature", "top_p", "top_k", "max_tokens", "seed", "tools",
-                        "tool_choice", "stop")
+    supported_params = (
+        "temperature",
+        "top_p",
+        "top_k",
+        "max_tokens",
+        "seed",
+        "tools",
+        "tool_choice",
+        "stop",
+    )
 
     def __init__(self) -> None:
         self.calls: list[FakeCall] = []
         self._lock = threading.Lock()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FakeEngine:
+        # Shared, like lm.copy() shares it: program.deepcopy() (optimizers) keeps one engine.
+        return self
 
     def answer(self, call: FakeCall) -> Answer:
         """Return the output fields (or raw text) for one call."""
@@ -64,9 +78,15 @@ class FakeEngine:
         parts = _answer_parts(answer, request)
         text = "".join(p.text for p in parts if isinstance(p, TextPart))
         return Response(
-            id=None, model=request.model, message=Message.assistant(parts), finish_reason="stop",
-            usage=Usage(input_tokens=_count(call.prompt), output_tokens=max(_count(text), 1),
-                        total_tokens=_count(call.prompt) + max(_count(text), 1)),
+            id=None,
+            model=request.model,
+            message=Message.assistant(parts),
+            finish_reason="stop",
+            usage=Usage(
+                input_tokens=_count(call.prompt),
+                output_tokens=max(_count(text), 1),
+                total_tokens=_count(call.prompt) + max(_count(text), 1),
+            ),
         )
 
     def stream(self, request: Request) -> Any:
@@ -122,16 +142,27 @@ class FunctionLM(FakeEngine):
 
 def read_call(request: Request) -> FakeCall:
     """Recover the role and input fields from a prompt built by a DSPy adapter."""
-    system = request.system if isinstance(request.system, str) else "".join(
-        getattr(p, "text", "") for p in (request.system or ())
+    system = (
+        request.system
+        if isinstance(request.system, str)
+        else "".join(getattr(p, "text", "") for p in (request.system or ()))
     )
-    last_user = next((m.text or "" for m in reversed(request.messages) if m.role == "user"), "")
-    inputs = {name: value.split("\n\nRespond with")[0].strip()
-              for name, value in _SECTION.findall(last_user)}
+    # NOTE: the adapter's closing "Respond with ..." line names the output markers too, and a
+    # call continuing a tool-calling history has no fields of its own: the request is the last
+    # user turn that has some.
+    users = [
+        (m.text or "").split("Respond with", 1)[0] for m in request.messages if m.role == "user"
+    ]
+    fields_text = next((t for t in reversed(users) if "[[ ## " in t), "")
+    inputs = {name: value.strip() for name, value in _SECTION.findall(fields_text)}
     prompt = system + "\n" + "\n".join(m.text or "" for m in request.messages)
     return FakeCall(
-        model=request.model, role=_identify_role(system, inputs), inputs=inputs,
-        tools=tuple(t.name for t in request.tools), prompt=prompt,
+        model=request.model,
+        role=_identify_role(system, inputs),
+        inputs=inputs,
+        tools=tuple(t.name for t in request.tools),
+        prompt=prompt,
+        config=request.config,
     )
 
 
@@ -139,23 +170,33 @@ def _identify_role(system: str, inputs: Mapping[str, str]) -> str:
     """Find the registered role whose input and output fields the prompt names."""
     from freyr_dspy.roles import load_roles
 
-    best, best_size = "", 0
+    flat_system = " ".join(system.split())
+    best, best_rank = "", (False, 0)
     for name, module in load_roles().items():
         signature = module.signature
-        outputs = set(signature.output_fields)
-        if set(signature.input_fields) == set(inputs) and all(f"`{o}`" in system for o in outputs):
-            size = len(outputs)
-            if size > best_size:
-                best, best_size = name, size
+        shown = {n for n, f in signature.input_fields.items() if not _native_field(f.annotation)}
+        outputs = {n for n, f in signature.output_fields.items() if not _native_field(f.annotation)}
+        if shown == set(inputs) and all(f"`{o}`" in system for o in outputs):
+            # Roles with the same fields are told apart by their instructions (when not compiled).
+            rank = (" ".join(signature.instructions.split()) in flat_system, len(outputs))
+            if rank > best_rank:
+                best, best_rank = name, rank
     return best
+
+
+def _native_field(annotation: Any) -> bool:
+    """Fields DSPy keeps out of the prompt under native tool calling (history, tools, calls)."""
+    return annotation in (dspy.History, dspy.ToolCalls, list[dspy.Tool])
 
 
 def _answer_parts(answer: Answer, request: Request) -> list[Any]:
     if isinstance(answer, str):
         return [TextPart(answer)]
     if "tool_calls" in answer and request.tools:
-        return [ToolCallPart(f"call_{i}", c["name"], dict(c.get("args", {})))
-                for i, c in enumerate(answer["tool_calls"])] or [TextPart("")]
+        return [
+            ToolCallPart(f"call_{i}", c["name"], dict(c.get("args", {})))
+            for i, c in enumerate(answer["tool_calls"])
+        ] or [TextPart("")]
     return [TextPart(format_outputs(dict(answer)))]
 
 
@@ -208,8 +249,11 @@ def make_fake_lm(model_id: str, *, cache: bool = False, **kwargs: Any) -> dspy.L
     name = model_id.split("/", 1)[1]
     _register_builtins()
     if name not in _FAKES:
-        raise UnknownModelError(model_id, [f"fake/{n}" for n in _FAKES],
-                                hint="Register it with freyr_dspy.testing.register_fake().")
+        raise UnknownModelError(
+            model_id,
+            [f"fake/{n}" for n in _FAKES],
+            hint="Register it with freyr_dspy.testing.register_fake().",
+        )
     return dspy.LM(model_id, engine=_FAKES[name](), cache=cache, **kwargs)
 
 

@@ -47,8 +47,10 @@ def no_remote_network(request: pytest.FixtureRequest, monkeypatch: pytest.Monkey
 
     def guarded(self: socket.socket, address: object) -> object:
         host = address[0] if isinstance(address, tuple) else str(address)
-        if isinstance(host, str) and host not in {"127.0.0.1", "localhost", "::1"} and (
-            self.family in (socket.AF_INET, socket.AF_INET6)
+        if (
+            isinstance(host, str)
+            and host not in {"127.0.0.1", "localhost", "::1"}
+            and (self.family in (socket.AF_INET, socket.AF_INET6))
         ):
             raise OSError(f"network access to {host} blocked in tests")
         return real_connect(self, address)  # type: ignore[arg-type]

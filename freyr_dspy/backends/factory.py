@@ -61,7 +61,8 @@ def make_lm(
         return make_fake_lm(model_id, cache=cache, **kwargs)
     if provider not in _remote_providers():
         raise UnknownModelError(
-            model_id, [*EMBEDDED_MODELS, *(f"{p}/" for p in _remote_providers())],
+            model_id,
+            [*EMBEDDED_MODELS, *_with_provider(model_id), *(f"{p}/" for p in _remote_providers())],
             hint="Use embedded/<name>, fake/<name> or a litellm id such as ollama_chat/<tag>.",
         )
     return _remote_lm(model_id, provider, kwargs, api_base, cache)
@@ -79,6 +80,14 @@ def _remote_lm(
         if provider in {"openai", "hosted_vllm"}:
             kwargs.setdefault("api_key", "none")  # local servers take any key
     return dspy.LM(model_id, engine=REMOTE_ENGINE, cache=cache, num_retries=1, **kwargs)
+
+
+def _with_provider(model_id: str) -> list[str]:
+    """Suggest ``provider/model`` for a bare name litellm knows (``gpt-4o``: ``openai/gpt-4o``)."""
+    import litellm
+
+    provider = (litellm.model_cost.get(model_id) or {}).get("litellm_provider")
+    return [f"{provider}/{model_id}"] if isinstance(provider, str) else []
 
 
 def _remote_providers() -> set[str]:

@@ -18,12 +18,19 @@ from typing import Any
 import json_repair
 from dspy.lm15 import Message, Request, Response, TextPart, ToolCallPart, Usage, response_to_events
 
+from freyr_dspy.errors import ToolUnsupportedError
+
 logger = logging.getLogger(__name__)
 
 #: Context window used for every embedded model: DSPy prompts with demos need more than 512.
 DEFAULT_N_CTX = 4096
 
-_FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_call", "function_call": "tool_call"}
+_FINISH = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_call",
+    "function_call": "tool_call",
+}
 
 
 class LlamaCppEngine:
@@ -35,13 +42,23 @@ class LlamaCppEngine:
         n_threads: CPU threads; None lets llama.cpp choose.
         seed: default sampling seed, so runs are reproducible.
         chat_format: llama.cpp chat format; None uses the GGUF's own template.
+        tool_chat_format: llama.cpp handler used when the model must choose among several
+            tools itself (e.g. ``chatml-function-calling`` for ChatML models); None means
+            this model cannot (a ``ToolUnsupportedError`` says so).
     """
 
     supports_function_calling = True
     supports_response_schema = True
     supported_params = (
-        "temperature", "top_p", "top_k", "max_tokens", "stop", "seed", "response_format",
-        "tools", "tool_choice",
+        "temperature",
+        "top_p",
+        "top_k",
+        "max_tokens",
+        "stop",
+        "seed",
+        "response_format",
+        "tools",
+        "tool_choice",
     )
 
     def __init__(
@@ -52,14 +69,20 @@ class LlamaCppEngine:
         n_threads: int | None = None,
         seed: int = 0,
         chat_format: str | None = None,
+        tool_chat_format: str | None = None,
     ) -> None:
         self.model_path = str(model_path)
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.seed = seed
         self.chat_format = chat_format
+        self.tool_chat_format = tool_chat_format
         self._llama: Any = None
         self._lock = threading.Lock()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> LlamaCppEngine:
+        # One engine per GGUF: program.deepcopy() (optimizers) must share it, not copy it.
+        return self
 
     def _model(self) -> Any:
         # NOTE: loaded lazily so that building a program (or listing models) costs nothing.
@@ -68,17 +91,64 @@ class LlamaCppEngine:
 
             logger.info("loading %s (n_ctx=%d)", self.model_path, self.n_ctx)
             self._llama = Llama(
-                model_path=self.model_path, n_ctx=self.n_ctx, n_threads=self.n_threads,
-                seed=self.seed, chat_format=self.chat_format, verbose=False,
+                model_path=self.model_path,
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                seed=self.seed,
+                chat_format=self.chat_format,
+                verbose=False,
             )
         return self._llama
 
     def complete(self, request: Request) -> Response:
         """Run one chat completion and convert it to a DSPy ``Response``."""
         kwargs = _completion_kwargs(request, self.seed)
+        messages = to_openai_messages(request)
         with self._lock:
-            raw = self._model().create_chat_completion(messages=to_openai_messages(request), **kwargs)
+            if kwargs.get("tools") and kwargs.get("tool_choice") in ("auto", "required"):
+                raw = self._choose_tools(messages, kwargs, request.model)
+            else:
+                raw = self._model().create_chat_completion(messages=messages, **kwargs)
         return _to_response(raw, request.model)
+
+    def _choose_tools(
+        self, messages: list[dict[str, Any]], kwargs: dict[str, Any], model: str
+    ) -> dict[str, Any]:
+        """Let the model pick tools itself through the tool-aware chat handler.
+
+        NOTE: llama.cpp's default handler parses tool calls only when one tool is forced,
+        so a free choice needs a handler that matches the model's template.
+
+        Raises:
+            ToolUnsupportedError: when this model has no tool-aware chat format.
+        """
+        if self.tool_chat_format is None:
+            raise ToolUnsupportedError(
+                "this embedded model cannot choose among tools natively (llama.cpp parses "
+                "tool calls only when one tool is forced); use a strategy that selects the "
+                "tool first, such as freyr",
+                model=model,
+            )
+        from llama_cpp import llama_chat_format
+
+        handler = llama_chat_format.get_chat_completion_handler(self.tool_chat_format)
+        llama = self._model()
+        llama.set_seed(kwargs.pop("seed"))
+        kwargs.pop("response_format", None)  # the handler's own grammar decides the format
+        kwargs["tool_choice"] = "auto"
+        # NOTE: the handler asks for arguments with max_tokens=None (up to n_ctx); cap each
+        # of its completions, or a rambling small model runs for minutes.
+        cap, original = kwargs["max_tokens"], llama.create_completion
+        llama.create_completion = lambda *a, **k: original(
+            *a, **{**k, "max_tokens": k.get("max_tokens") or cap}
+        )
+        try:
+            raw: dict[str, Any] = handler(
+                llama=llama, messages=_tool_results_as_user(messages), **kwargs
+            )
+        finally:
+            llama.create_completion = original
+        return raw
 
     def stream(self, request: Request) -> Any:
         """Stream as a single delta (DSPy only needs the events' shape)."""
@@ -96,21 +166,32 @@ class LlamaCppEngine:
 
     def dump_state(self) -> dict[str, Any]:
         """Record how to rebuild the engine (used when a program is saved with LMs attached)."""
-        return {"model_path": self.model_path, "n_ctx": self.n_ctx, "seed": self.seed}
+        return {
+            "model_path": self.model_path,
+            "n_ctx": self.n_ctx,
+            "seed": self.seed,
+            "tool_chat_format": self.tool_chat_format,
+        }
 
     @classmethod
     def load_state(cls, state: dict[str, Any]) -> LlamaCppEngine:
         """Rebuild an engine from ``dump_state`` output."""
-        return cls(state["model_path"], n_ctx=state.get("n_ctx", DEFAULT_N_CTX),
-                   seed=state.get("seed", 0))
+        return cls(
+            state["model_path"],
+            n_ctx=state.get("n_ctx", DEFAULT_N_CTX),
+            seed=state.get("seed", 0),
+            tool_chat_format=state.get("tool_chat_format"),
+        )
 
 
 def to_openai_messages(request: Request) -> list[dict[str, Any]]:
     """Convert a DSPy/lm15 request into OpenAI-style chat messages."""
     messages: list[dict[str, Any]] = []
     if request.system is not None:
-        system = request.system if isinstance(request.system, str) else "".join(
-            getattr(p, "text", "") for p in request.system
+        system = (
+            request.system
+            if isinstance(request.system, str)
+            else "".join(getattr(p, "text", "") for p in request.system)
         )
         messages.append({"role": "system", "content": system})
     for message in request.messages:
@@ -118,12 +199,30 @@ def to_openai_messages(request: Request) -> list[dict[str, Any]]:
     return messages
 
 
+def _tool_results_as_user(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Turn tool results into user turns: llama.cpp's tool handlers drop ``tool`` messages."""
+    names = {
+        call["id"]: call["function"]["name"] for m in messages for call in m.get("tool_calls") or []
+    }
+    converted = []
+    for m in messages:
+        if m["role"] == "tool":
+            name = names.get(m.get("tool_call_id"), "tool")
+            m = {"role": "user", "content": f"Result of functions.{name}: {m.get('content', '')}"}
+        converted.append(m)
+    return converted
+
+
 def _convert_message(message: Message) -> list[dict[str, Any]]:
     if message.role == "tool":
         return [
-            {"role": "tool", "tool_call_id": part.id,
-             "content": "".join(getattr(c, "text", "") for c in part.content)}
-            for part in message.parts if getattr(part, "type", "") == "tool_result"
+            {
+                "role": "tool",
+                "tool_call_id": part.id,
+                "content": "".join(getattr(c, "text", "") for c in part.content),
+            }
+            for part in message.parts
+            if getattr(part, "type", "") == "tool_result"
         ]
     calls = [p for p in message.parts if getattr(p, "type", "") == "tool_call"]
     converted: dict[str, Any] = {
@@ -132,8 +231,11 @@ def _convert_message(message: Message) -> list[dict[str, Any]]:
     }
     if calls:
         converted["tool_calls"] = [
-            {"id": c.id, "type": "function",
-             "function": {"name": c.name, "arguments": json.dumps(c.input)}}
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": json.dumps(c.input)},
+            }
             for c in calls
         ]
     return [converted]
@@ -156,8 +258,14 @@ def _completion_kwargs(request: Request, default_seed: int) -> dict[str, Any]:
         kwargs["response_format"] = _grammar_format(config.response_format)
     if request.tools:
         kwargs["tools"] = [
-            {"type": "function", "function": {"name": t.name, "description": t.description or "",
-                                              "parameters": t.parameters}}
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description or "",
+                    "parameters": t.parameters,
+                },
+            }
             for t in request.tools
         ]
         kwargs["tool_choice"] = _tool_choice(request)
@@ -191,8 +299,13 @@ def _to_response(raw: dict[str, Any], model: str) -> Response:
     for call in message.get("tool_calls") or []:
         arguments = call["function"].get("arguments") or "{}"
         parsed = json_repair.loads(arguments) if isinstance(arguments, str) else arguments
-        parts.append(ToolCallPart(call.get("id") or uuid.uuid4().hex, call["function"]["name"],
-                                  parsed if isinstance(parsed, dict) else {}))
+        parts.append(
+            ToolCallPart(
+                call.get("id") or uuid.uuid4().hex,
+                call["function"]["name"],
+                parsed if isinstance(parsed, dict) else {},
+            )
+        )
     if not parts:
         parts.append(TextPart(""))
     usage = raw.get("usage") or {}

@@ -30,15 +30,19 @@ def cli(ctx: click.Context, debug: bool, verbose: int, quiet: bool) -> None:
 
 
 def _configure_logging(verbose: int, quiet: bool) -> None:
-    level = logging.ERROR if quiet else [logging.WARNING, logging.INFO, logging.DEBUG][min(verbose, 2)]
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    levels = [logging.WARNING, logging.INFO, logging.DEBUG]
+    level = logging.ERROR if quiet else levels[min(verbose, 2)]
+    logging.basicConfig(
+        level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
     logging.getLogger("freyr_dspy").setLevel(level)
     for noisy in ("dspy", "LiteLLM", "litellm", "httpx"):
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING) if verbose < 2 else level)
     try:
         import optuna
 
-        optuna.logging.set_verbosity(optuna.logging.WARNING if verbose == 0 else optuna.logging.INFO)
+        optuna_level = optuna.logging.WARNING if verbose == 0 else optuna.logging.INFO
+        optuna.logging.set_verbosity(optuna_level)
     except ImportError:  # pragma: no cover - optuna is a dependency
         pass
 

@@ -17,13 +17,21 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def model_options(func: F) -> F:
     """Add ``--model``, ``--sampling`` and ``--api-base``."""
-    func = click.option("--api-base", default=None, help="Server URL for remote/OpenAI-compatible models.")(func)
     func = click.option(
-        "--sampling", "sampling_specs", multiple=True, metavar="[ROLE.]PARAM=VALUE",
+        "--api-base", default=None, help="Server URL for remote/OpenAI-compatible models."
+    )(func)
+    func = click.option(
+        "--sampling",
+        "sampling_specs",
+        multiple=True,
+        metavar="[ROLE.]PARAM=VALUE",
         help="Sampling per role: temperature, top_p, top_k, max_tokens, seed. Repeatable.",
     )(func)
     func = click.option(
-        "--model", "model_specs", multiple=True, metavar="[ROLE=]ID",
+        "--model",
+        "model_specs",
+        multiple=True,
+        metavar="[ROLE=]ID",
         help="Model per role (ROLE=ID) or for every role (ID). Repeatable.",
     )(func)
     return func

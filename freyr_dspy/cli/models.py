@@ -13,8 +13,12 @@ from freyr_dspy.cli._common import echo_json, json_option
 def models(as_json: bool) -> None:
     """List the embedded models and example model ids."""
     rows = [
-        {"id": m.model_id, "installed": is_installed(m.model_id), "description": m.description,
-         "install": m.install_hint}
+        {
+            "id": m.model_id,
+            "installed": is_installed(m.model_id),
+            "description": m.description,
+            "install": m.install_hint,
+        }
         for m in EMBEDDED_MODELS.values()
     ]
     if as_json:

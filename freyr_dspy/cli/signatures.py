@@ -16,8 +16,12 @@ def signatures() -> None:
 
 
 @signatures.command("dump")
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Folder to write (default: the project's signatures/).")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Folder to write (default: the project's signatures/).",
+)
 def dump(out: Path | None) -> None:
     """Write one JSON dump per role."""
     directory = out or make_settings().signatures_dir

@@ -9,7 +9,11 @@ from freyr_dspy.errors import UnknownNameError
 DOMAINS: dict[str, Domain] = {TODO.name: TODO}
 
 #: Modules that register further domains when imported.
-DOMAIN_MODULES = ("freyr_dspy.llmaker.domain", "freyr_dspy.nlt.domain", "freyr_dspy.callnavi.domain")
+DOMAIN_MODULES = (
+    "freyr_dspy.llmaker.domain",
+    "freyr_dspy.nlt.domain",
+    "freyr_dspy.callnavi.domain",
+)
 
 
 def get_domain(name: str) -> Domain:
@@ -37,4 +41,11 @@ def _load_optional_domains() -> None:
     import_optional(DOMAIN_MODULES)
 
 
-__all__ = ["DOMAINS", "Domain", "StateRenderer", "get_domain", "register_domain", "render_json_state"]
+__all__ = [
+    "DOMAINS",
+    "Domain",
+    "StateRenderer",
+    "get_domain",
+    "register_domain",
+    "render_json_state",
+]

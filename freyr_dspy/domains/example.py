@@ -6,6 +6,7 @@ gating, a state that tools change, and tools that fail with a message the model 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -96,7 +97,7 @@ def convert_minutes(minutes: int) -> str:
 
 def make_todo_toolbox() -> Toolbox:
     """Build the example toolbox (two libraries: ``tasks`` and ``time``)."""
-    tasks = [add_task, complete_task, remove_task, list_tasks]
+    tasks: list[Callable[..., object]] = [add_task, complete_task, remove_task, list_tasks]
     return Toolbox(
         [Tool.from_function(f, library="tasks") for f in tasks]
         + [Tool.from_function(convert_minutes, library="time")],
@@ -108,7 +109,9 @@ def render_todo(state: TodoState) -> str:
     """Render the list the way a person would read it."""
     if not state.tasks:
         return "The to-do list is empty."
-    lines = [f"- {t.title} (priority {t.priority}{', done' if t.done else ''})" for t in state.tasks]
+    lines = [
+        f"- {t.title} (priority {t.priority}{', done' if t.done else ''})" for t in state.tasks
+    ]
     return "Tasks:\n" + "\n".join(lines)
 
 

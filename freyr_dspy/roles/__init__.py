@@ -25,6 +25,8 @@ ROLES: dict[str, type[Role]] = {
 ROLE_MODULES = (
     "freyr_dspy.roles.tool_selection",
     "freyr_dspy.roles.library",
+    "freyr_dspy.roles.prompted",
+    "freyr_dspy.strategies.native",
     "freyr_dspy.callnavi.roles",
 )
 

@@ -12,9 +12,15 @@ from freyr_dspy.strategies.base import FunctionStrategy, Run
 
 CONVERSATION_TOOL = {CONVERSATION: "reply without any tool: chat, clarify, or suggest"}
 
+#: Most tool calls one request may plan: a tiny model that loops on a name must not run away.
+MAX_INTENTS = 8
+
 
 def recognise_intents(run: Run) -> tuple[list[str], list[str]]:
-    """Ask the intent role; return (known intents in order, names it wrote that are unknown)."""
+    """Ask the intent role; return (known intents in order, names it wrote that are unknown).
+
+    A repeated name is kept (the signature asks for one entry per call), up to ``MAX_INTENTS``.
+    """
     prediction = run.call_role(
         "intent",
         conversation=run.conversation,
@@ -22,7 +28,8 @@ def recognise_intents(run: Run) -> tuple[list[str], list[str]]:
         tools=run.toolbox.catalog(run.program.catalog_level, extra=CONVERSATION_TOOL),
         state=run.state_text(),
     )
-    return match_names(prediction.intents, run.toolbox.names)
+    intents, unknown = match_names(prediction.intents, run.toolbox.names, keep_repeats=True)
+    return intents[:MAX_INTENTS], unknown
 
 
 def chat(run: Run, intents: list[str], failure: str | None = None) -> Result:
@@ -60,5 +67,5 @@ FREYR = FunctionStrategy(
     name="freyr",
     roles=("intent", "parameters", "summary", "chat"),
     fn=run_freyr,
-    description="FREYR: intents, then parameters per tool with error-feedback retries, then summary",
+    description="FREYR: intents, then parameters per tool with error-feedback retries, summary",
 )

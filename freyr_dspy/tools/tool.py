@@ -8,8 +8,10 @@ Arguments are validated by a pydantic model built from the parameters, so lax co
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
+import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -76,15 +78,16 @@ class Tool:
             ToolError: listing every unknown, missing or mistyped argument precisely.
         """
         known = {p.name for p in self.parameters}
+        arguments = _match_names(arguments, known)
         unknown = sorted(set(arguments) - known)
         problems = [
             f"unexpected argument {name!r} (expected: {', '.join(sorted(known)) or 'none'})"
             for name in unknown
         ]
-        given = {k: v for k, v in arguments.items() if k in known}
-        model = self.arguments_model or _arguments_model(self)
+        by_name = {p.name: p for p in self.parameters}
+        given = {k: _match_choice(by_name[k], v) for k, v in arguments.items() if k in known}
         try:
-            validated = model.model_validate(given)
+            validated = self._validation_model.model_validate(given)
         except ValidationError as exc:
             problems.extend(_describe_errors(self, exc))
             validated = None
@@ -92,6 +95,11 @@ class Tool:
             raise ToolError(f"{self.name}: " + "; ".join(problems))
         assert validated is not None
         return {k: getattr(validated, k) for k in type(validated).model_fields}
+
+    @functools.cached_property
+    def _validation_model(self) -> type[BaseModel]:
+        """The model that validates arguments; built once, as creating one costs ~1 ms."""
+        return self.arguments_model or _arguments_model(self)
 
     def json_schema(self) -> dict[str, Any]:
         """Return the OpenAI-style JSON schema of the arguments (``{"type": "object", ...}``)."""
@@ -151,7 +159,8 @@ class Tool:
                 raise ConfigError(f"tool {func.__name__}: parameter {pname!r} needs a type hint")
             required = param.default is inspect.Parameter.empty
             default = None if required else param.default
-            params.append(_parameter(pname, hints[pname], arg_docs.get(pname, ""), required, default))
+            arg_doc = arg_docs.get(pname, "")
+            params.append(_parameter(pname, hints[pname], arg_doc, required, default))
             fields[pname] = (hints[pname], ... if required else default)
         model = create_model(f"{func.__name__}_arguments", __config__=_ARGS_CONFIG, **fields)
         return cls(
@@ -180,8 +189,13 @@ class Tool:
         declares that parameter).
         """
         params = tuple(
-            _parameter(fname, info.annotation, info.description or "", info.is_required(),
-                       None if info.is_required() else info.default)
+            _parameter(
+                fname,
+                info.annotation,
+                info.description or "",
+                info.is_required(),
+                None if info.is_required() else info.default,
+            )
             for fname, info in arguments.model_fields.items()
         )
         takes_state = func is not None and STATE_PARAMETER in inspect.signature(func).parameters
@@ -196,7 +210,8 @@ class Tool:
         )
 
 
-_ARGS_CONFIG = ConfigDict(extra="ignore", arbitrary_types_allowed=True)
+# Small models often write 5 for a text field; "5" is what they meant.
+_ARGS_CONFIG = ConfigDict(extra="ignore", arbitrary_types_allowed=True, coerce_numbers_to_str=True)
 
 
 def _arguments_model(tool: Tool) -> type[BaseModel]:
@@ -209,11 +224,34 @@ def _arguments_model(tool: Tool) -> type[BaseModel]:
     return create_model(f"{tool.name}_arguments", __config__=_ARGS_CONFIG, **fields)
 
 
+def _name_key(name: str) -> str:
+    return re.sub(r"[\s_\-`'\"]+", "", name).lower()
+
+
+def _match_names(arguments: dict[str, Any], known: set[str]) -> dict[str, Any]:
+    """Rename written argument names that spell a parameter differently ("Title" -> "title")."""
+    keys = {_name_key(name): name for name in known}
+    renamed: dict[str, Any] = {}
+    for name, value in arguments.items():
+        target = name if name in known else keys.get(_name_key(str(name)), name)
+        # A second spelling of a parameter already given stays unknown, so it is reported.
+        renamed[name if target in renamed or target in arguments else target] = value
+    return renamed
+
+
+def _match_choice(param: ToolParameter, value: Any) -> Any:
+    """Map a written choice onto the declared one it spells ("2" -> 2, "Open" -> "open")."""
+    if not param.enum or value in param.enum:
+        return value
+    written = str(value).strip().strip("'\"").lower()
+    return next((choice for choice in param.enum if str(choice).lower() == written), value)
+
+
 def _parameter(
     name: str, annotation: Any, description: str, required: bool, default: Any
 ) -> ToolParameter:
     """Describe one parameter from its Python annotation."""
-    base, extra_desc = _unwrap_annotated(annotation)
+    base, extra_desc = _unwrap_annotated(_strip_optional(annotation))
     enum: tuple[Any, ...] = ()
     origin = typing.get_origin(base)
     if origin is typing.Literal:
@@ -226,6 +264,15 @@ def _parameter(
     else:
         json_type = _JSON_TYPES.get(base, "object" if _is_model(base) else "string")
     return ToolParameter(name, json_type, description or extra_desc, required, default, enum)
+
+
+def _strip_optional(annotation: Any) -> Any:
+    """Return ``X`` for ``X | None``; the model is shown the type it should write."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return annotation
 
 
 def _unwrap_annotated(annotation: Any) -> tuple[Any, str]:
@@ -258,10 +305,13 @@ def _parse_args_section(doc: str) -> dict[str, str]:
         return {}
     result: dict[str, str] = {}
     current = None
+    entry_indent = -1
     for line in match.group(1).splitlines():
+        indent = len(line) - len(line.lstrip())
         entry = re.match(r"\s*(\w+)(?:\s*\([^)]*\))?:\s*(.*)", line)
-        if entry and (current is None or len(line) - len(line.lstrip()) <= 8):
-            current = entry.group(1)
+        # A line indented deeper than the entries continues the previous description.
+        if entry and (current is None or indent <= entry_indent):
+            current, entry_indent = entry.group(1), indent
             result[current] = entry.group(2).strip()
         elif current:
             result[current] = (result[current] + " " + line.strip()).strip()

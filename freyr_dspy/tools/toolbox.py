@@ -1,4 +1,4 @@
-"""``Toolbox``: the tools of a domain, grouped in libraries, rendered as catalogs, executed safely."""
+"""``Toolbox``: a domain's tools, grouped in libraries, rendered as catalogs, executed safely."""
 
 from __future__ import annotations
 
@@ -107,8 +107,10 @@ class Toolbox:
                 ``full`` (description plus every parameter's type, requirement and meaning).
             extra: pseudo-tools to list first (e.g. ``conversation``), name -> description.
         """
-        lines = [f"- {name}: {desc}" if level != "names" else f"- {name}"
-                 for name, desc in (extra or {}).items()]
+        lines = [
+            f"- {name}: {desc}" if level != "names" else f"- {name}"
+            for name, desc in (extra or {}).items()
+        ]
         for tool in self._tools.values():
             if level == "names":
                 lines.append(f"- {tool.name}")
@@ -148,8 +150,9 @@ class Toolbox:
         except Exception as exc:  # a tool failure becomes feedback for the model, not a crash
             logger.debug("tool %s failed", tool.name, exc_info=True)
             message = str(exc) or type(exc).__name__
-            return Execution(Outcome(ok=False, message=f"{tool.name} failed: {message}"), state,
-                             validated)
+            return Execution(
+                Outcome(ok=False, message=f"{tool.name} failed: {message}"), state, validated
+            )
         return Execution(_as_outcome(returned), working, validated)
 
 

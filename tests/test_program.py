@@ -1,0 +1,405 @@
+"""``FreyrProgram`` with strategy ``freyr`` (Algorithm 1) on strict fakes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import dspy
+import pytest
+
+from freyr_dspy.domains.example import Task, TodoState
+from freyr_dspy.errors import ConfigError, FakeLMError, UnknownRoleError
+from freyr_dspy.program import FreyrProgram, render_conversation
+from freyr_dspy.schemas import Result, RoleModel
+from freyr_dspy.testing import Answer, FakeCall, FakeEngine, FunctionLM, ScriptedLM, register_fake
+from freyr_dspy.testing import unregister_fake as _unregister
+
+Build = Callable[..., FreyrProgram]
+
+
+@pytest.fixture
+def build() -> Iterator[Build]:
+    """Build a todo program whose roles use the given fakes (one fake for all, or per role)."""
+    names: list[str] = []
+
+    def make(fakes: FakeEngine | dict[str, FakeEngine], **kwargs: Any) -> FreyrProgram:
+        program = FreyrProgram("todo", **kwargs)
+        per_role = fakes if isinstance(fakes, dict) else dict.fromkeys(program.role_names, fakes)
+        assignment = {}
+        for role, engine in per_role.items():
+            name = f"prog_{id(engine)}"
+            register_fake(name, engine)
+            names.append(name)
+            assignment[role] = RoleModel(model=f"fake/{name}")
+        return program.apply_assignment(assignment)
+
+    yield make
+    for name in names:
+        _unregister(name)
+
+
+def answers(**by_role: Callable[[FakeCall], Answer | None] | Answer) -> FunctionLM:
+    """A FunctionLM answering each role with a constant or a function of the call."""
+
+    def answer(call: FakeCall) -> Answer | None:
+        value = by_role.get(call.role)
+        return value(call) if callable(value) else value
+
+    return FunctionLM(answer)
+
+
+SUMMARY = {"reply": "All done."}
+
+
+def test_happy_path_intents_parameters_execute_summary(build: Build) -> None:
+    engine = ScriptedLM(
+        {
+            "intent": {"*": {"intents": ["add_task"]}},
+            "parameters": {"*": {"arguments": {"title": "buy milk", "priority": "2"}}},
+            "summary": {"*": SUMMARY},
+        }
+    )
+    prediction = build(engine)(message="Add buy milk, priority 2")
+    result: Result = prediction.result
+    assert result.reply == prediction.reply == "All done."
+    assert result.strategy == "freyr"
+    assert result.intents == ["add_task"]
+    [call] = result.calls
+    # the arguments as the model wrote them; the tool got them coerced
+    assert (call.tool, call.arguments, call.attempts, call.errors) == (
+        "add_task",
+        {"title": "buy milk", "priority": "2"},
+        1,
+        [],
+    )
+    assert call.outcome.ok
+    assert result.state == TodoState(tasks=[Task(title="buy milk", priority=2)])
+    assert result.failure is None
+    assert engine.roles_called() == ["intent", "parameters", "summary"]
+    # the summary sees the outcome and the new state
+    summary_call = engine.calls[-1]
+    assert (
+        "add_task(title='buy milk', priority='2'): Added task 'buy milk'"
+        in summary_call.inputs["outcomes"]
+    )
+    assert "buy milk (priority 2)" in summary_call.inputs["state"]
+    # the intent role sees the catalog with the conversation pseudo-tool first
+    tools = engine.calls[0].inputs["tools"]
+    assert tools.startswith("- conversation:") and "- add_task: Add a new task" in tools
+
+
+def test_error_is_fed_back_and_the_retry_succeeds(build: Build) -> None:
+    def parameters(call: FakeCall) -> Answer:
+        if call.inputs["feedback"] == "none":
+            return {"arguments": {"title": "milk", "priority": 9}}
+        return {"arguments": {"title": "milk", "priority": 5}}
+
+    engine = answers(intent={"intents": ["add_task"]}, parameters=parameters, summary=SUMMARY)
+    result = build(engine)(message="add milk, urgent").result
+    [call] = result.calls
+    assert call.outcome.ok
+    assert call.attempts == 2
+    assert call.errors == ["add_task failed: priority must be between 1 and 5, got 9"]
+    assert call.arguments == {"title": "milk", "priority": 5}
+    feedbacks = [c.inputs["feedback"] for c in engine.calls if c.role == "parameters"]
+    assert feedbacks[0] == "none"
+    assert feedbacks[1] == (
+        "Calling add_task with {'title': 'milk', 'priority': 9} failed: "
+        "add_task failed: priority must be between 1 and 5, got 9"
+    )
+    assert result.usage["parameters"].lm_calls == 2
+    assert result.failure is None
+
+
+@pytest.mark.parametrize("max_retries", [0, 2])
+def test_retries_are_bounded_and_a_failed_call_loses_nothing(
+    build: Build, max_retries: int
+) -> None:
+    engine = answers(
+        intent={"intents": ["add_task"]},
+        parameters={"arguments": {"titel": "milk"}},
+        summary=SUMMARY,
+    )
+    start = TodoState(tasks=[Task(title="bread")])
+    result = build(engine, max_retries=max_retries)(message="add milk", state=start).result
+    [call] = result.calls
+    assert not call.outcome.ok
+    assert call.attempts == len(call.errors) == 1 + max_retries
+    assert "unexpected argument 'titel'" in call.errors[0]
+    assert "missing required argument 'title'" in call.errors[0]
+    assert result.state == start
+    assert result.failure == "retries exhausted for add_task"
+    assert engine.roles_called() == ["intent", *["parameters"] * (1 + max_retries), "summary"]
+    assert "ERROR: add_task: unexpected argument" in engine.calls[-1].inputs["outcomes"]
+
+
+def test_several_intents_run_in_order_and_repeats_are_kept(build: Build) -> None:
+    titles = iter(["a", "b"])
+    engine = answers(
+        intent={"intents": ["add_task", "Add Task", "list_tasks", "nonsense"]},
+        parameters=lambda call: (
+            {"arguments": {"title": next(titles)}}
+            if "add_task" in call.inputs["tool"]
+            else {"arguments": {}}
+        ),
+        summary=SUMMARY,
+    )
+    result = build(engine)(message="add a and b then list").result
+    assert [c.tool for c in result.calls] == ["add_task", "add_task", "list_tasks"]
+    assert result.calls[2].outcome.message == "a (p1); b (p1)"
+    assert [t.title for t in result.state.tasks] == ["a", "b"]
+    # the parameters role sees only the tool being filled in
+    tool_specs = [c.inputs["tool"] for c in engine.calls if c.role == "parameters"]
+    assert all("list_tasks" not in spec for spec in tool_specs[:2])
+
+
+def test_tool_without_parameters_skips_the_parameters_role(build: Build) -> None:
+    def ping() -> str:
+        """Check that the service answers."""
+        return "pong"
+
+    from freyr_dspy.tools import Tool, Toolbox
+
+    engine = answers(intent={"intents": ["ping"]}, summary=SUMMARY)
+    program = build(engine, toolbox=Toolbox([Tool.from_function(ping)]))
+    result = program(message="ping").result
+    assert result.calls[0].outcome.message == "pong"
+    assert engine.roles_called() == ["intent", "summary"]
+
+
+def test_conversation_intent_goes_to_chat_with_the_history(build: Build) -> None:
+    engine = answers(intent={"intents": ["conversation"]}, chat={"reply": "Hi!"})
+    turns = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hey"}]
+    result = build(engine)(message="how are you?", conversation=turns).result
+    assert result.reply == "Hi!"
+    assert result.calls == [] and result.failure is None
+    assert engine.roles_called() == ["intent", "chat"]
+    assert engine.calls[1].inputs["conversation"] == "user: hello\nassistant: hey"
+    assert set(result.usage) == {"intent", "chat"}
+
+
+def test_unknown_intents_fall_back_to_chat_and_are_reported(build: Build) -> None:
+    engine = answers(intent={"intents": ["fly_to_moon"]}, chat={"reply": "I cannot do that."})
+    result = build(engine)(message="fly me to the moon").result
+    assert result.reply == "I cannot do that."
+    assert result.failure == "intent named no known tool: fly_to_moon"
+    assert result.calls == []
+
+
+def test_garbage_intent_text_is_still_read(build: Build) -> None:
+    engine = ScriptedLM(
+        {
+            "intent": {"*": "Sure!! The tools you need:\n- ADD TASK\n"},
+            "parameters": {"*": "```\n- title: 'milk'\n```"},
+            "summary": {"*": "[[ ## reply ## ]]\nAdded."},
+        }
+    )
+    result = build(engine)(message="add milk").result
+    assert result.intents == ["add_task"]
+    assert result.calls[0].arguments == {"title": "milk"}
+    assert result.reply == "Added."
+
+
+def test_each_role_uses_its_own_model(build: Build) -> None:
+    intent_fake = ScriptedLM({"intent": {"*": {"intents": ["add_task"]}}})
+    worker_fake = ScriptedLM(
+        {
+            "parameters": {"*": {"arguments": {"title": "milk"}}},
+            "summary": {"*": SUMMARY},
+            "chat": {"*": {"reply": "unused"}},
+        }
+    )
+    program = build(
+        {
+            "intent": intent_fake,
+            "parameters": worker_fake,
+            "summary": worker_fake,
+            "chat": worker_fake,
+        }
+    )
+    program(message="add milk")
+    assert intent_fake.roles_called() == ["intent"]
+    assert worker_fake.roles_called() == ["parameters", "summary"]
+    assert {c.model for c in intent_fake.calls} == {f"fake/prog_{id(intent_fake)}"}
+    assert program.assignment["intent"].model != program.assignment["summary"].model
+
+
+def test_usage_is_accounted_per_role(build: Build) -> None:
+    def slow_parameters(call: FakeCall) -> Answer:
+        time.sleep(0.02)
+        return {"arguments": {"title": "milk"} if call.inputs["feedback"] != "none" else {}}
+
+    engine = answers(intent={"intents": ["add_task"]}, parameters=slow_parameters, summary=SUMMARY)
+    result = build(engine)(message="add milk").result
+    assert list(result.usage) == ["intent", "parameters", "summary"]
+    by_role: dict[str, list[FakeCall]] = {}
+    for call in engine.calls:
+        by_role.setdefault(call.role, []).append(call)
+    for role, usage in result.usage.items():
+        calls = by_role[role]
+        assert usage.lm_calls == len(calls)
+        assert usage.input_tokens == sum(len(c.prompt.split()) for c in calls)
+        assert usage.output_tokens >= usage.lm_calls
+        assert usage.seconds > 0
+    assert result.usage["parameters"].lm_calls == 2
+    assert result.usage["parameters"].seconds >= 0.04
+    total = result.total_usage
+    assert total.lm_calls == 4
+    assert total.input_tokens == sum(u.input_tokens for u in result.usage.values())
+
+
+@pytest.mark.parametrize("error", [TimeoutError("read timed out"), ConnectionError("refused")])
+def test_model_failure_keeps_the_calls_already_made(build: Build, error: Exception) -> None:
+    def summary(call: FakeCall) -> Answer:
+        raise error
+
+    engine = answers(
+        intent={"intents": ["add_task"]},
+        parameters={"arguments": {"title": "milk"}},
+        summary=summary,
+    )
+    result = build(engine)(message="add milk").result
+    assert result.failure is not None
+    assert result.failure.startswith("summary model failed:")
+    assert str(error) in result.failure
+    assert result.reply == ""
+    assert [c.tool for c in result.calls] == ["add_task"] and result.calls[0].outcome.ok
+    assert [t.title for t in result.state.tasks] == ["milk"]
+    assert result.usage["summary"].lm_calls == 0
+    assert result.usage["parameters"].lm_calls == 1
+
+
+def test_model_failure_at_the_first_role(build: Build) -> None:
+    def intent(call: FakeCall) -> Answer:
+        raise TimeoutError("no answer in 30 s")
+
+    result = build(answers(intent=intent))(message="add milk").result
+    assert result.failure is not None
+    assert result.failure.startswith("intent model failed: [fake/prog_")
+    assert result.failure.endswith("] no answer in 30 s")
+    assert result.calls == [] and result.state == TodoState()
+
+
+def test_unscripted_fake_call_is_not_swallowed(build: Build) -> None:
+    engine = ScriptedLM({"intent": {"*": {"intents": ["add_task"]}}})
+    with pytest.raises(FakeLMError, match="unscripted call to role 'parameters'"):
+        build(engine)(message="add milk")
+
+
+def test_state_is_coerced_and_the_callers_object_is_untouched(build: Build) -> None:
+    engine = answers(
+        intent={"intents": ["complete_task"]},
+        parameters={"arguments": {"title": "bread"}},
+        summary=SUMMARY,
+    )
+    program = build(engine)
+    from_json = program(message="done bread", state={"tasks": [{"title": "bread"}]}).result
+    assert from_json.state.tasks[0].done is True
+    original = TodoState(tasks=[Task(title="bread")])
+    result = program(message="done bread", state=original).result
+    assert result.state.tasks[0].done and not original.tasks[0].done
+
+
+def test_chat_adapter_end_to_end(build: Build) -> None:
+    engine = ScriptedLM(
+        {
+            "intent": {"*": {"intents": ["convert_minutes"]}},
+            "parameters": {"*": {"arguments": {"minutes": "135"}}},
+            "summary": {"*": SUMMARY},
+        }
+    )
+    result = build(engine, adapter="chat")(message="how long is 135 minutes").result
+    assert result.calls[0].outcome.message == "2 h 15 min"
+
+
+def test_catalog_level_and_state_view_reach_the_prompts(build: Build) -> None:
+    engine = answers(intent={"intents": ["conversation"]}, chat={"reply": "ok"})
+    build(engine, catalog_level="full", state_view="text")(message="hi")
+    inputs = engine.calls[0].inputs
+    assert "- priority (integer, optional, default 1)" in inputs["tools"]
+    assert inputs["state"] == "The to-do list is empty."
+
+
+def test_missing_model_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="role 'intent' has no model"):
+        FreyrProgram("todo")(message="hi")
+
+
+def test_unknown_role_in_assignment() -> None:
+    with pytest.raises(UnknownRoleError, match="Did you mean 'intent'"):
+        FreyrProgram("todo").apply_assignment({"intnet": RoleModel(model="fake/rules")})
+
+
+def test_roles_are_attributes_with_stable_predictor_names() -> None:
+    program = FreyrProgram("todo")
+    assert program.role_names == ("intent", "parameters", "summary", "chat")
+    assert [name for name, _ in program.named_predictors()] == [
+        "intent.predict",
+        "parameters.predict",
+        "summary.predict",
+        "chat.predict",
+    ]
+    assert program.role("intent") is program.intent  # type: ignore[attr-defined]
+
+
+def test_result_json_has_the_documented_keys(build: Build) -> None:
+    engine = answers(intent={"intents": ["conversation"]}, chat={"reply": "ok"})
+    data = build(engine)(message="hi").result.to_json_dict()
+    assert {"reply", "calls", "state", "usage", "intents", "failure", "total_usage"} <= set(data)
+    assert data["state"] == {"tasks": []}
+    assert set(data["usage"]["chat"]) == {"lm_calls", "input_tokens", "output_tokens", "seconds"}
+
+
+def test_render_conversation() -> None:
+    assert render_conversation("") == "(none)"
+    assert render_conversation([]) == "(none)"
+    assert render_conversation("  a: b ") == "a: b"
+    assert render_conversation([{"content": "x"}]) == "user: x"
+
+
+def test_fake_rules_agent_end_to_end() -> None:
+    program = FreyrProgram("todo").apply_assignment(
+        dict.fromkeys(("intent", "parameters", "summary", "chat"), RoleModel(model="fake/rules"))
+    )
+    result = program(message='Add a task called "buy milk" with priority=3').result
+    assert result.calls[0].arguments == {"title": "buy milk", "priority": "3"}
+    assert result.state.tasks[0].priority == 3
+    assert result.reply.startswith("Done.")
+
+
+def test_program_state_survives_save_and_load(tmp_path: Path) -> None:
+    program = FreyrProgram("todo")
+    demo = dspy.Example(
+        conversation="(none)",
+        message="hi",
+        tools="- add_task",
+        state="{}",
+        intents=["conversation"],
+    ).with_inputs("conversation", "message", "tools", "state")
+    program.intent.predict.demos = [demo]  # type: ignore[attr-defined]
+    path = tmp_path / "program.json"
+    program.save(str(path))
+    loaded = FreyrProgram("todo")
+    loaded.load(str(path))
+    assert loaded.dump_state() == program.dump_state()
+    assert loaded.intent.predict.demos[0]["intents"] == ["conversation"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("name", "plain"), [("json", dspy.JSONAdapter), ("chat", dspy.ChatAdapter)]
+)
+def test_memoised_adapters_format_exactly_like_dspy(name: str, plain: type) -> None:
+    from freyr_dspy.adapters import make_adapter
+    from freyr_dspy.roles import IntentSignature
+
+    adapter = make_adapter(name)
+    assert isinstance(adapter, plain)
+    inputs = {"conversation": "(none)", "message": "hi", "tools": "- a", "state": "{}"}
+    expected = plain().format(IntentSignature, [], inputs)
+    assert adapter.format(IntentSignature, [], inputs) == expected
+    assert make_adapter(name).format(IntentSignature, [], inputs) == expected  # from the cache
+    changed = IntentSignature.with_instructions("Only say conversation.")
+    assert "Only say conversation." in make_adapter(name).format_system_message(changed)
