@@ -1,0 +1,221 @@
+"""Strategy ``native``: the model's own function calling - the baseline of every comparison.
+
+One role, ``native``, sees the request, the state and every tool's JSON schema, and answers
+with tool calls through the backend's native tool API (DSPy native function calling:
+litellm ``tools=``, Ollama's tools API, or llama.cpp's tool-aware chat handler for the
+embedded model). The calls are executed; when any fails, the errors go back to the model as
+tool-result messages and it tries again, with the same budget as FREYR (``max_retries``
+further rounds). Once a round succeeds (or the budget is spent) one last call without tools
+asks for the reply to the user. A model that answers in text instead of calling a tool
+ends the turn with that text as the reply.
+
+A model or backend without native tool calling raises ``ToolUnsupportedError`` up front -
+never a silent text-mode fallback, which would measure something else. The strategy is
+generic over any toolbox, so other benchmarks reuse it as their structured baseline.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dspy
+
+from freyr_dspy.errors import ToolUnsupportedError
+from freyr_dspy.roles import register_role
+from freyr_dspy.roles.base import Role
+from freyr_dspy.schemas import CallRecord, Outcome, Result
+from freyr_dspy.strategies import register_strategy
+from freyr_dspy.strategies.base import FunctionStrategy, ModelFailure, Run
+from freyr_dspy.tools import Tool
+
+ROLE = "native"
+
+
+class NativeToolsSignature(dspy.Signature):
+    """Carry out the user's latest message by calling the application's tools.
+
+    Call every tool the request needs, with arguments that follow each tool's schema and
+    values taken from the message and the current state. When a tool result reports an
+    error, call that tool again with corrected arguments. When no tool is needed, or the
+    work is done, answer the user briefly in `response`.
+    """
+
+    conversation: str | None = dspy.InputField(desc="earlier turns of the dialogue, oldest first")
+    message: str | None = dspy.InputField(desc="the user's latest message")
+    state: str | None = dspy.InputField(desc="the current state of the application")
+    history: dspy.History = dspy.InputField(
+        desc="the tool calls already made for this message, with their results"
+    )
+    tools: list[dspy.Tool] = dspy.InputField(desc="the tools that can be called")
+    calls: dspy.ToolCalls = dspy.OutputField(desc="the tool calls to make now")
+    response: str = dspy.OutputField(desc="the answer to the user when no tool call is needed")
+
+
+class NativeToolCaller(Role):
+    """Call tools through the model's native function-calling API."""
+
+    signature = NativeToolsSignature
+
+    def forward(self, **inputs: Any) -> dspy.Prediction:
+        """Predict with native function calling switched on in the active adapter."""
+        with dspy.context(adapter=native_adapter(dspy.settings.adapter)):
+            return super().forward(**inputs)
+
+    def parse_raw(self, text: str) -> dict[str, Any]:
+        """A reply the adapter could not parse is plain text: the reply, with no call."""
+        return {"calls": None, "response": text}
+
+    def clean(self, outputs: dict[str, Any]) -> dict[str, Any]:
+        """Normalise the calls to a (possibly empty) ``ToolCalls``."""
+        calls = outputs.get("calls")
+        if not isinstance(calls, dspy.ToolCalls):
+            calls = dspy.ToolCalls(tool_calls=[])
+        return {"calls": calls, "response": str(outputs.get("response") or "").strip()}
+
+
+def native_adapter(adapter: dspy.Adapter | None) -> dspy.Adapter:
+    """The active adapter with native function calling on (ChatAdapter has it off)."""
+    if adapter is not None and adapter.use_native_function_calling:
+        return adapter
+    if isinstance(adapter, dspy.JSONAdapter):
+        return dspy.JSONAdapter(use_native_function_calling=True)
+    return dspy.ChatAdapter(use_native_function_calling=True)
+
+
+def as_dspy_tool(tool: Tool) -> dspy.Tool:
+    """Describe a freyr tool to DSPy with exactly its JSON schema (never executed by DSPy)."""
+    schema = tool.json_schema()
+    args = {}
+    for name, spec in schema["properties"].items():
+        arg = dict(spec)
+        if name not in schema["required"]:
+            arg["default"] = next(p.default for p in tool.parameters if p.name == name)
+        args[name] = arg
+    return dspy.Tool(_not_executed, name=tool.name, desc=tool.description, args=args)
+
+
+def _not_executed(**kwargs: Any) -> None:
+    """Placeholder: the toolbox executes calls, so state changes stay safe."""
+
+
+def check_tool_support(run: Run) -> None:
+    """Refuse a model whose backend has no native tool calling.
+
+    Raises:
+        ToolUnsupportedError: naming the model and what to use instead.
+    """
+    module = run.program.role(ROLE)
+    lm = next((p.lm for p in module.predictors() if p.lm is not None), None) or dspy.settings.lm
+    if lm is not None and not lm.supports_function_calling:
+        raise ToolUnsupportedError(
+            "the model has no native tool calling (according to its backend); use a strategy "
+            "that works with any model, such as freyr or prompted",
+            role=ROLE,
+            model=getattr(lm, "model", None),
+        )
+
+
+def run_native(run: Run) -> Result:
+    """Run one request with native tool calls and error feedback (see module docstring)."""
+    check_tool_support(run)
+    tools = [as_dspy_tool(t) for t in run.toolbox]
+    inputs: dict[str, Any] = {
+        "conversation": run.conversation,
+        "message": run.message,
+        "state": run.state_text(),
+    }
+    history: list[dict[str, Any]] = []
+    intents: list[str] = []
+    failed: list[str] = []
+    for _round in range(1 + run.max_retries):
+        prediction = _call(run, inputs, history, tools)
+        calls = prediction.calls.tool_calls
+        if not calls:  # the model answered in text: its reply ends the turn
+            return run.result(prediction.response, intents, _failure(failed))
+        intents = intents or [call.name for call in calls]
+        results, failed = execute_calls(run, calls, len(history))
+        history.append({**inputs, "calls": results})
+        inputs = {}  # later rounds continue the conversation held in the history
+        if not failed:
+            break
+    reply = _call(run, {}, history, []).response
+    return run.result(reply, intents, _failure(failed))
+
+
+def _failure(failed: list[str]) -> str | None:
+    """The failure of a turn whose last round of calls still had errors."""
+    return f"retries exhausted for {', '.join(dict.fromkeys(failed))}" if failed else None
+
+
+def _call(
+    run: Run, inputs: dict[str, Any], history: list[dict[str, Any]], tools: list[dspy.Tool]
+) -> dspy.Prediction:
+    try:
+        return run.call_role(
+            ROLE, history=dspy.History(messages=list(history)), tools=tools, **inputs
+        )
+    except ModelFailure as exc:
+        unsupported = _cause(exc, ToolUnsupportedError)
+        if unsupported is not None:  # a capability the backend lacks: say so, do not score it
+            raise unsupported from None
+        raise
+
+
+def _cause(exc: BaseException, kind: type[ToolUnsupportedError]) -> ToolUnsupportedError | None:
+    """The first exception of type ``kind`` in the cause chain of ``exc``."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, kind):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def execute_calls(run: Run, calls: list[Any], round_index: int) -> tuple[dspy.ToolCalls, list[str]]:
+    """Execute the model's calls in order.
+
+    Returns:
+        The calls with their results attached (for the history), and the failed tool names.
+    """
+    values, errors, named = [], [], []
+    for i, call in enumerate(calls):
+        arguments = dict(call.args or {})
+        outcome = run.execute(call.name, arguments)
+        run.calls.append(_record(call.name, arguments, outcome))
+        values.append(outcome.render())
+        errors.append(not outcome.ok)
+        named.append(call.model_copy(update={"id": call.id or f"call_{round_index}_{i}"}))
+    tool_calls = dspy.ToolCalls(tool_calls=named)
+    results = dspy.ToolCallResults.from_tool_calls_and_values(tool_calls, values, errors)
+    failed = [call.name for call, error in zip(calls, errors, strict=True) if error]
+    return tool_calls.model_copy(update={"tool_call_results": results}), failed
+
+
+def _record(tool: str, arguments: dict[str, Any], outcome: Outcome) -> CallRecord:
+    return CallRecord(
+        tool=tool,
+        arguments=arguments,
+        outcome=outcome,
+        attempts=1,
+        errors=[] if outcome.ok else [outcome.message],
+    )
+
+
+NATIVE = FunctionStrategy(
+    name="native",
+    roles=(ROLE,),
+    fn=run_native,
+    description="the model's own function calling with error feedback (baseline)",
+)
+
+register_role(ROLE, NativeToolCaller)
+register_strategy(NATIVE)
+
+__all__ = [
+    "NATIVE",
+    "NativeToolCaller",
+    "NativeToolsSignature",
+    "as_dspy_tool",
+    "check_tool_support",
+    "run_native",
+]
