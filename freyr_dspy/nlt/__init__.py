@@ -1,0 +1,1 @@
+"""NLT (Natural Language Tools) scenarios: data loading, domains and the benchmarks."""

@@ -1,0 +1,95 @@
+"""Strategy ``prompted``: prompt-injected tool calling (He 2024), the text-only baseline.
+
+One role (``prompted``) sees the tool list and the JSON call format in its system prompt and
+answers with JSON calls or a final answer. Each call is executed and its result goes back to
+the model as an observation; the loop runs until the model answers in plain text.
+
+The loop also ends when ``max_retries`` calls have failed (the retry budget), when the model
+repeats a call that already succeeded (tiny models loop), or after a turn cap.
+"""
+
+from __future__ import annotations
+
+from freyr_dspy.roles.prompted import ToolRequest, extract_calls
+from freyr_dspy.schemas import CallRecord, Result
+from freyr_dspy.strategies import register_strategy
+from freyr_dspy.strategies.base import FunctionStrategy, Run
+
+#: Turns beyond the retry budget: enough for several calls in a row, bounded for small models.
+MAX_CALL_TURNS = 4
+
+
+def _key(request: ToolRequest, run: Run) -> tuple[str, str]:
+    tool = run.toolbox.resolve(request.tool)
+    return (tool.name if tool else request.tool, repr(sorted(request.parameters.items())))
+
+
+def _call(run: Run, request: ToolRequest) -> CallRecord:
+    """Execute one requested call; a retry of a failed call updates that call's record."""
+    tool = run.toolbox.resolve(request.tool)
+    name = tool.name if tool else request.tool
+    outcome = run.execute(name, dict(request.parameters))
+    previous = run.calls[-1] if run.calls else None
+    if previous is not None and previous.tool == name and not previous.outcome.ok:
+        record = CallRecord(
+            tool=name,
+            arguments=request.parameters,
+            outcome=outcome,
+            attempts=previous.attempts + 1,
+            errors=[*previous.errors, previous.outcome.message],
+        )
+        run.calls[-1] = record
+    else:
+        record = CallRecord(tool=name, arguments=request.parameters, outcome=outcome)
+        run.calls.append(record)
+    return record
+
+
+def _observation(record: CallRecord) -> str:
+    args = ", ".join(f"{k}={v!r}" for k, v in record.arguments.items())
+    return f"Observation: {record.tool}({args}) -> {record.outcome.render()}"
+
+
+def run_prompted(run: Run) -> Result:
+    """Loop: model -> JSON calls -> execute -> observations -> model, until a plain answer."""
+    catalog = run.toolbox.catalog("full")
+    observations: list[str] = []
+    done: set[tuple[str, str]] = set()
+    failures = 0
+    for _turn in range(1 + run.max_retries + MAX_CALL_TURNS):
+        prediction = run.call_role(
+            "prompted",
+            conversation=run.conversation,
+            message=run.message,
+            observations="\n".join(observations) or "none",
+            tools=catalog,
+        )
+        reply = extract_calls(prediction.response)
+        fresh = [c for c in reply.calls if _key(c, run) not in done]
+        if not fresh:  # a plain answer, or only repeats of calls that already succeeded
+            return _finish(run, reply.text)
+        for request in fresh:
+            record = _call(run, request)
+            observations.append(_observation(record))
+            if record.outcome.ok:
+                done.add(_key(request, run))
+            else:
+                failures += 1
+        if failures > run.max_retries:
+            return _finish(run, "", "retries exhausted: " + run.calls[-1].outcome.message)
+    return _finish(run, "", "no final answer within the turn limit")
+
+
+def _finish(run: Run, reply: str, failure: str | None = None) -> Result:
+    intents = [c.tool for c in run.calls if c.outcome.ok]
+    return run.result(reply, intents, failure)
+
+
+PROMPTED = FunctionStrategy(
+    name="prompted",
+    roles=("prompted",),
+    fn=run_prompted,
+    description="He 2024: tool list + JSON call format in the system prompt, observations loop",
+)
+
+register_strategy(PROMPTED)
