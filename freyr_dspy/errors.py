@@ -2,7 +2,8 @@
 
 * ``ConfigError`` - the caller asked for something that cannot work (bad model id, unknown role).
 * ``DataError`` - a data file is malformed; always carries ``path:line``.
-* ``ArtifactError`` - a compiled artifact is corrupt, or was built by other code (version/signature skew).
+* ``ArtifactError`` - a compiled artifact is corrupt, or was built by other code
+  (version or signature skew).
 * ``BackendError`` - a model backend failed; carries the role and model for context.
 * ``ToolError`` - a tool call could not be made (the program turns it into an error outcome).
 """
@@ -53,9 +54,8 @@ class UnknownNameError(ConfigError):
     def __init__(self, kind: str, name: str, known: Iterable[str]) -> None:
         self.name = name
         known = sorted(known)
-        super().__init__(
-            f"unknown {kind} {name!r}; expected one of {', '.join(known)}.{did_you_mean(name, known)}"
-        )
+        hint = did_you_mean(name, known)
+        super().__init__(f"unknown {kind} {name!r}; expected one of {', '.join(known)}.{hint}")
 
 
 class DataError(FreyrError):

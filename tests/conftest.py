@@ -12,9 +12,9 @@ import pytest
 # NOTE: before litellm is imported anywhere: it would otherwise fetch its model map online.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
-import dspy  # noqa: E402
+import dspy
 
-from freyr_dspy.settings import Settings  # noqa: E402
+from freyr_dspy.settings import Settings
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 

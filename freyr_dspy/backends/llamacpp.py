@@ -8,8 +8,10 @@ too), and a lock serialises calls because a ``Llama`` object is not thread-safe.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import re
 import threading
 import uuid
 from pathlib import Path
@@ -255,7 +257,7 @@ def _completion_kwargs(request: Request, default_seed: int) -> dict[str, Any]:
     if config.stop:
         kwargs["stop"] = list(config.stop)
     if config.response_format:
-        kwargs["response_format"] = _grammar_format(config.response_format)
+        kwargs.update(_structured_output(config.response_format))
     if request.tools:
         kwargs["tools"] = [
             {
@@ -278,6 +280,33 @@ def _grammar_format(response_format: dict[str, Any]) -> dict[str, Any]:
         schema = response_format.get("json_schema", response_format).get("schema")
         return {"type": "json_object", "schema": schema} if schema else {"type": "json_object"}
     return dict(response_format)
+
+
+def _structured_output(response_format: dict[str, Any]) -> dict[str, Any]:
+    """Constrain the output to the response format's JSON schema with a llama.cpp grammar.
+
+    NOTE: llama-cpp-python's schema converter allows at most one space between tokens, but
+    DSPy writes few-shot demos as indented JSON; a model imitating them is then pushed into
+    `[ ]` (compiled programs answered empty lists). Newlines and indentation are allowed here.
+    """
+    fmt = _grammar_format(response_format)
+    if not fmt.get("schema"):
+        return {"response_format": fmt}
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    return {
+        "grammar": LlamaGrammar.from_string(_schema_gbnf(json.dumps(fmt["schema"])), verbose=False)
+    }
+
+
+@functools.lru_cache(maxsize=64)
+def _schema_gbnf(schema: str) -> str:
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    return re.sub(r"^space ::= .*$", lambda _: _SPACE_RULE, json_schema_to_gbnf(schema), flags=re.M)
+
+
+_SPACE_RULE = r'space ::= | " " | "\n" [ \t]{0,20}'
 
 
 def _tool_choice(request: Request) -> Any:

@@ -43,6 +43,7 @@ def add_task(title: str, state: TodoState, priority: int = 1) -> str:
     Args:
         title: short title of the task, unique in the list.
         priority: 1 (low) to 5 (urgent).
+        state: the to-do list (a copy, kept only when the call succeeds).
     """
     if not title.strip():
         raise ValueError("title must not be empty")
