@@ -60,6 +60,7 @@ def complete_task(title: str, state: TodoState) -> str:
 
     Args:
         title: title of the task to mark as done.
+        state: the to-do list (a copy, kept only when the call succeeds).
     """
     _find(state, title).done = True
     return f"Marked {title!r} as done."
@@ -70,6 +71,7 @@ def remove_task(title: str, state: TodoState) -> str:
 
     Args:
         title: title of the task to delete.
+        state: the to-do list (a copy, kept only when the call succeeds).
     """
     state.tasks.remove(_find(state, title))
     return f"Removed {title!r}."
@@ -80,6 +82,7 @@ def list_tasks(state: TodoState, status: Literal["all", "open", "done"] = "all")
 
     Args:
         status: which tasks to list: all, open or done.
+        state: the to-do list (a copy, kept only when the call succeeds).
     """
     chosen = [t for t in state.tasks if status == "all" or t.done == (status == "done")]
     return "; ".join(f"{t.title} (p{t.priority}{', done' if t.done else ''})" for t in chosen) or (
