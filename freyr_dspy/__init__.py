@@ -2,6 +2,7 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
+from freyr_dspy.artifacts import load
 from freyr_dspy.backends import make_lm
 from freyr_dspy.domains import Domain, get_domain, register_domain
 from freyr_dspy.errors import (
@@ -19,7 +20,7 @@ from freyr_dspy.roles import ROLES
 from freyr_dspy.schemas import CallRecord, Outcome, Result, RoleModel, RoleUsage, Sampling
 from freyr_dspy.settings import Settings
 from freyr_dspy.strategies import STRATEGIES
-from freyr_dspy.tools import Tool, ToolParameter, Toolbox
+from freyr_dspy.tools import Tool, Toolbox, ToolParameter
 
 try:
     __version__ = version("freyr-dspy")
@@ -51,6 +52,7 @@ __all__ = [
     "UnknownRoleError",
     "__version__",
     "get_domain",
+    "load",
     "make_lm",
     "register_domain",
 ]

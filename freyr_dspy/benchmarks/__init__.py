@@ -13,6 +13,7 @@ BENCHMARK_MODULES: tuple[str, ...] = (
     "freyr_dspy.llmaker.benchmark",
     "freyr_dspy.nlt.benchmark",
     "freyr_dspy.callnavi.benchmark",
+    "freyr_dspy.benchmarks.todo",
 )
 
 

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-from freyr_dspy.assignment import build_assignment
-from freyr_dspy.cli._common import echo_json, json_option, make_settings, model_options, read_json_file
+from freyr_dspy.assignment import build_assignment, parse_model_specs, parse_sampling_specs
+from freyr_dspy.cli._common import (
+    echo_json,
+    json_option,
+    make_settings,
+    model_options,
+    read_json_file,
+)
+from freyr_dspy.errors import DataError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
+from freyr_dspy.settings import Settings
 
 
 @click.command()
@@ -19,20 +28,47 @@ from freyr_dspy.schemas import Result
 @click.option("--strategy", default="freyr", show_default=True, help="Strategy name.")
 @click.option("--max-retries", default=3, show_default=True, type=click.IntRange(0, 10))
 @click.option("--state-view", default=None, help="Which state rendering the roles see.")
+@click.option(
+    "--program",
+    "program_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Compiled artifact (compiled/NAME.json); it fixes domain and strategy.",
+)
 @model_options
 @json_option
-def run(domain: str, message: str, state_file: Path | None, strategy: str, max_retries: int,
-        state_view: str | None, model_specs: tuple[str, ...], sampling_specs: tuple[str, ...],
-        api_base: str | None, as_json: bool) -> None:
+def run(
+    domain: str,
+    message: str,
+    state_file: Path | None,
+    strategy: str,
+    max_retries: int,
+    state_view: str | None,
+    program_path: Path | None,
+    model_specs: tuple[str, ...],
+    sampling_specs: tuple[str, ...],
+    api_base: str | None,
+    as_json: bool,
+) -> None:
     """Run a program on one message (the state file is read, never written)."""
     settings = make_settings()
-    program = FreyrProgram(domain, strategy=strategy, max_retries=max_retries,
-                           state_view=state_view)
-    program.apply_assignment(build_assignment(
-        program.role_names, default_model=settings.default_model, model_specs=model_specs,
-        sampling_specs=sampling_specs, api_base=api_base,
-    ), cache=settings.cache)
-    state = read_json_file(state_file) if state_file else None
+    if program_path is not None:
+        program = load_program(program_path, settings, model_specs, sampling_specs, api_base)
+    else:
+        program = FreyrProgram(
+            domain, strategy=strategy, max_retries=max_retries, state_view=state_view
+        )
+        program.apply_assignment(
+            build_assignment(
+                program.role_names,
+                default_model=settings.default_model,
+                model_specs=model_specs,
+                sampling_specs=sampling_specs,
+                api_base=api_base,
+            ),
+            cache=settings.cache,
+        )
+    state = load_state_file(program, state_file) if state_file else None
     result: Result = program(message=message, state=state).result
     if as_json:
         echo_json(result.to_json_dict())
@@ -40,15 +76,62 @@ def run(domain: str, message: str, state_file: Path | None, strategy: str, max_r
         render_result(result)
 
 
+def load_program(
+    path: Path,
+    settings: Settings,
+    model_specs: tuple[str, ...],
+    sampling_specs: tuple[str, ...],
+    api_base: str | None,
+) -> FreyrProgram:
+    """Load an artifact; ``--model``/``--sampling`` override only the roles they name."""
+    from freyr_dspy.artifacts import load
+
+    program = load(path, settings=settings)
+    models = parse_model_specs(model_specs, program.role_names)
+    sampling = parse_sampling_specs(sampling_specs, program.role_names)
+    overrides = {
+        role: spec.model_copy(
+            update={
+                k: v
+                for k, v in (
+                    ("model", models.get(role)),
+                    ("sampling", sampling.get(role)),
+                    ("api_base", api_base),
+                )
+                if v is not None
+            }
+        )
+        for role, spec in program.assignment.items()
+        if role in models or role in sampling
+    }
+    program.apply_assignment(overrides, cache=settings.cache)
+    return program
+
+
+def load_state_file(program: FreyrProgram, path: Path) -> Any:
+    """Read and validate a state file; a schema mismatch is a one-line ``DataError``."""
+    data = read_json_file(path)
+    try:
+        return program.coerce_state(data)
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        detail = " ".join(" ".join(str(exc).splitlines()[:3]).split())
+        raise DataError(path, None, f"not a valid {program.domain.name} state: {detail}") from exc
+
+
 def render_result(result: Result) -> None:
     """Print a result for a person: reply, calls, usage."""
     click.echo(result.reply or "(no reply)")
     for call in result.calls:
         status = "ok" if call.outcome.ok else "error"
-        click.echo(f"  [{status}] {call.tool}({call.arguments}) x{call.attempts}: "
-                   f"{call.outcome.message}", err=True)
+        click.echo(
+            f"  [{status}] {call.tool}({call.arguments}) x{call.attempts}: {call.outcome.message}",
+            err=True,
+        )
     if result.failure:
         click.echo(f"  failure: {result.failure}", err=True)
     for role, usage in result.usage.items():
-        click.echo(f"  {role:<15} calls={usage.lm_calls} in={usage.input_tokens} "
-                   f"out={usage.output_tokens} {usage.seconds:.2f}s", err=True)
+        click.echo(
+            f"  {role:<15} calls={usage.lm_calls} in={usage.input_tokens} "
+            f"out={usage.output_tokens} {usage.seconds:.2f}s",
+            err=True,
+        )

@@ -1,0 +1,395 @@
+"""Compiled program artifacts: state-only JSON plus metadata, written atomically.
+
+One file holds both, so they can never drift apart::
+
+    {"format": "freyr-artifact", "meta": {...ArtifactMeta...}, "program": {...dump_state...}}
+
+``program`` is DSPy's ``dump_state()`` with every LM detached (never pickle, never an API
+key); ``meta`` says how to rebuild the program (domain, strategy, options, role -> model and
+sampling) and what it was built from (versions, optimizer, trainset hash, signature hashes,
+dev scores). ``load`` refuses anything it cannot trust to behave as compiled: a corrupt or
+truncated file, another format or DSPy/freyr version, a role whose signature changed, a
+path outside the allowed folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import tempfile
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import dspy
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from freyr_dspy.errors import ArtifactError, ConfigError, UnknownRoleError
+from freyr_dspy.optimizers import OptimizerConfig
+from freyr_dspy.program import FreyrProgram
+from freyr_dspy.schemas import RoleModel
+from freyr_dspy.settings import Settings
+from freyr_dspy.signature_dump import signature_hash
+
+if TYPE_CHECKING:
+    from freyr_dspy.benchmarks.base import EvalOptions
+    from freyr_dspy.compiler import CompileReport
+
+FORMAT = "freyr-artifact"
+FORMAT_VERSION = 1
+
+ModelsArg = str | Mapping[str, str | RoleModel] | None
+
+
+class ProgramSpec(BaseModel):
+    """How to rebuild the program's structure."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    domain: str
+    strategy: str
+    max_retries: int
+    state_view: str | None = None
+    catalog_level: str = "brief"
+    adapter: str = "json"
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class ArtifactScores(BaseModel):
+    """Dev scores (success in [0, 1]) and cost before and after compiling."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    before: float | None = None
+    after: float | None = None
+    dev_size: int = 0
+    tokens_per_request_before: float | None = None
+    tokens_per_request_after: float | None = None
+
+
+class ArtifactMeta(BaseModel):
+    """Everything recorded next to a compiled program's state."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format_version: int = FORMAT_VERSION
+    freyr_version: str
+    dspy_version: str
+    python_version: str = Field(default_factory=platform.python_version)
+    created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    benchmark: str | None = None
+    eval_mode: str | None = None
+    eval_extra: dict[str, Any] = Field(default_factory=dict)
+    program: ProgramSpec
+    assignment: dict[str, RoleModel] = Field(default_factory=dict)
+    optimizer: OptimizerConfig | None = None
+    trainset_sha256: str | None = None
+    n_train: int = 0
+    signature_hashes: dict[str, str]
+    scores: ArtifactScores = Field(default_factory=ArtifactScores)
+    cache: bool = False
+
+
+def build_meta(program: FreyrProgram, **fields: Any) -> ArtifactMeta:
+    """Describe ``program`` (structure, models, signature hashes, versions) plus ``fields``."""
+    spec = ProgramSpec(
+        domain=program.domain.name,
+        strategy=program.strategy_name,
+        max_retries=program.max_retries,
+        state_view=program.state_view,
+        catalog_level=program.catalog_level,
+        adapter=program.adapter,
+        options=program.options,
+    )
+    return ArtifactMeta(
+        freyr_version=_freyr_version(),
+        dspy_version=dspy.__version__,
+        program=spec,
+        assignment=dict(program.assignment),
+        signature_hashes=role_signature_hashes(program),
+        **fields,
+    )
+
+
+def report_meta(
+    report: CompileReport, *, benchmark: str, options: EvalOptions, cache: bool = False
+) -> ArtifactMeta:
+    """The metadata of a compiled program: ``build_meta`` plus what compiling measured."""
+    before = report.before
+    scores = ArtifactScores(
+        before=before.score if before else None,
+        after=report.after.score,
+        dev_size=report.n_dev,
+        tokens_per_request_before=before.tokens_per_request if before else None,
+        tokens_per_request_after=report.after.tokens_per_request,
+    )
+    return build_meta(
+        report.program,
+        benchmark=benchmark,
+        eval_mode=options.mode,
+        eval_extra=dict(options.extra),
+        optimizer=report.config,
+        trainset_sha256=report.trainset_sha256,
+        n_train=report.n_train,
+        scores=scores,
+        cache=cache,
+    )
+
+
+def role_signature_hashes(program: FreyrProgram) -> dict[str, str]:
+    """Role id -> hash of the role's signature as the code defines it."""
+    return {role: signature_hash(type(program.role(role)).signature) for role in program.role_names}
+
+
+def program_state(program: FreyrProgram) -> dict[str, Any]:
+    """The program's DSPy state with every LM detached (what an artifact stores)."""
+    lms = {name: p.lm for name, p in program.named_predictors()}
+    program.set_lm(None)
+    try:
+        state: dict[str, Any] = program.dump_state(json_mode=True)
+    finally:
+        for name, predictor in program.named_predictors():
+            predictor.lm = lms[name]
+    return state
+
+
+def save(program: FreyrProgram, path: str | Path, meta: ArtifactMeta | None = None) -> Path:
+    """Write the artifact atomically (temporary file + rename); return its path.
+
+    Raises:
+        ArtifactError: when the state cannot be written as JSON or would contain a secret.
+    """
+    document = {
+        "format": FORMAT,
+        "meta": (meta or build_meta(program)).model_dump(mode="json"),
+        "program": program_state(program),
+    }
+    if _contains_key(document, "api_key"):
+        raise ArtifactError("refusing to write an artifact that contains an api_key")
+    try:
+        text = json.dumps(document, indent=1, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise ArtifactError(f"program state is not JSON-serialisable: {exc}") from exc
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _atomic_write(target, text + "\n")
+    return target
+
+
+def read_artifact(
+    path: str | Path, *, settings: Settings | None = None, root: Path | None = None
+) -> tuple[ArtifactMeta, dict[str, Any]]:
+    """Read and check an artifact; return its metadata and program state.
+
+    Raises:
+        ArtifactError: outside the allowed folder, missing, corrupt, truncated, or built by
+            another format or DSPy/freyr version.
+    """
+    resolved = resolve_path(path, root or (settings or Settings()).compiled_dir)
+    try:
+        document = json.loads(resolved.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ArtifactError(f"cannot read artifact {resolved}: {exc.strerror}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ArtifactError(
+            f"corrupt or truncated artifact {resolved}: {exc}; recompile it with `freyr compile`"
+        ) from exc
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise ArtifactError(f'{resolved} is not a freyr artifact (no "format": "{FORMAT}")')
+    try:
+        meta = ArtifactMeta.model_validate(document.get("meta"))
+    except ValidationError as exc:
+        first = " ".join(str(exc).split())[:300]
+        raise ArtifactError(f"artifact {resolved} has invalid metadata: {first}") from exc
+    _check_versions(meta, resolved)
+    state = document.get("program")
+    if not isinstance(state, dict):
+        raise ArtifactError(f"artifact {resolved} has no program state")
+    return meta, state
+
+
+def load(
+    path: str | Path,
+    *,
+    models: ModelsArg = None,
+    settings: Settings | None = None,
+    root: Path | None = None,
+) -> FreyrProgram:
+    """Rebuild a compiled program, ready to call.
+
+    Args:
+        path: the artifact, inside ``settings.compiled_dir`` (or ``root``); a bare name is
+            looked up there.
+        models: other models than recorded: one id for every role, or role -> id or
+            ``RoleModel``. Roles not named keep their recorded model and sampling.
+        settings: where ``compiled/`` is and whether the DSPy cache is on.
+        root: the allowed folder, instead of ``settings.compiled_dir``.
+
+    Raises:
+        ArtifactError: see ``read_artifact``; also a role signature that changed since
+            compiling, or a state that does not fit the program.
+        UnknownRoleError: ``models`` names a role the program does not have.
+    """
+    settings = settings or Settings()
+    meta, state = read_artifact(path, settings=settings, root=root)
+    program = _rebuild(meta, settings)
+    _check_signatures(meta, program, path)
+    _load_state(program, state, path)
+    program.apply_assignment(_assignment(meta, program, models), cache=settings.cache)
+    return program
+
+
+def resolve_path(path: str | Path, root: Path) -> Path:
+    """Resolve ``path`` (relative to the working directory, else to ``root``) inside ``root``.
+
+    Raises:
+        ArtifactError: when the resolved path lies outside ``root``.
+    """
+    candidate = Path(path)
+    if not candidate.is_absolute() and not candidate.exists():
+        candidate = root / candidate
+    resolved, allowed = candidate.resolve(), root.resolve()
+    if not resolved.is_relative_to(allowed):
+        raise ArtifactError(
+            f"artifact path {str(path)!r} is outside the allowed folder "
+            f"{allowed}; put it there or set FREYR_PROJECT_DIR"
+        )
+    return resolved
+
+
+def _rebuild(meta: ArtifactMeta, settings: Settings) -> FreyrProgram:
+    spec = meta.program
+    program = None
+    if meta.benchmark:
+        from freyr_dspy.benchmarks import BENCHMARKS, EvalOptions, load_all
+
+        load_all()
+        if meta.benchmark in BENCHMARKS:
+            options = EvalOptions(
+                data_dir=benchmark_data_dir(settings),
+                mode=meta.eval_mode or "bootstrap",
+                extra=dict(meta.eval_extra),
+            )
+            program = BENCHMARKS[meta.benchmark].make_program(spec.strategy, options)
+    if program is None:
+        program = FreyrProgram(spec.domain, strategy=spec.strategy)
+    if program.domain.name != spec.domain or program.strategy_name != spec.strategy:
+        raise ArtifactError(
+            f"artifact is for domain {spec.domain!r} / strategy "
+            f"{spec.strategy!r}, but rebuilt {program.domain.name!r} / "
+            f"{program.strategy_name!r}"
+        )
+    program.max_retries, program.state_view = spec.max_retries, spec.state_view
+    program.catalog_level, program.adapter = spec.catalog_level, spec.adapter  # type: ignore[assignment]
+    program.options = dict(spec.options)
+    return program
+
+
+def _check_versions(meta: ArtifactMeta, path: Path) -> None:
+    if meta.format_version != FORMAT_VERSION:
+        raise ArtifactError(
+            f"artifact {path} has format version {meta.format_version}; this "
+            f"freyr reads version {FORMAT_VERSION}: recompile it"
+        )
+    for name, built, running in (
+        ("dspy", meta.dspy_version, dspy.__version__),
+        ("freyr-dspy", meta.freyr_version, _freyr_version()),
+    ):
+        if _minor(built) != _minor(running):
+            raise ArtifactError(
+                f"artifact {path} was built with {name} {built}, this is "
+                f"{running}: recompile it with `freyr compile`"
+            )
+
+
+def _check_signatures(meta: ArtifactMeta, program: FreyrProgram, path: str | Path) -> None:
+    current = role_signature_hashes(program)
+    changed = sorted(
+        r
+        for r in current.keys() | meta.signature_hashes.keys()
+        if current.get(r) != meta.signature_hashes.get(r)
+    )
+    if changed:
+        raise ArtifactError(
+            f"artifact {path}: the signature of role(s) {', '.join(changed)} "
+            "changed since it was compiled; recompile it with `freyr compile`"
+        )
+
+
+def _load_state(program: FreyrProgram, state: dict[str, Any], path: str | Path) -> None:
+    expected = {name for name, _ in program.named_predictors()}
+    if set(state) != expected:
+        raise ArtifactError(
+            f"artifact {path} holds predictors {sorted(state)}, the program has {sorted(expected)}"
+        )
+    if any(isinstance(p, dict) and p.get("lm") for p in state.values()):
+        raise ArtifactError(f"artifact {path} carries LM state; freyr never writes that")
+    try:
+        program.load_state(state)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ArtifactError(f"artifact {path} has a malformed program state: {exc!r}") from exc
+
+
+def _assignment(
+    meta: ArtifactMeta, program: FreyrProgram, models: ModelsArg
+) -> dict[str, RoleModel]:
+    recorded = {
+        r: meta.assignment.get(r) or RoleModel(model=Settings().default_model)
+        for r in program.role_names
+    }
+    if models is None:
+        return recorded
+    wanted = dict.fromkeys(program.role_names, models) if isinstance(models, str) else models
+    for role, choice in wanted.items():
+        if role not in recorded:
+            raise UnknownRoleError(role, program.role_names)
+        if isinstance(choice, RoleModel):
+            recorded[role] = choice
+        else:
+            recorded[role] = recorded[role].model_copy(update={"model": choice})
+    return recorded
+
+
+def _atomic_write(target: Path, text: str) -> None:
+    handle = tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.", delete=False
+    )
+    try:
+        with handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(handle.name, target)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+
+
+def _contains_key(value: Any, key: str) -> bool:
+    if isinstance(value, dict):
+        return any(k == key or _contains_key(v, key) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_contains_key(v, key) for v in value)
+    return False
+
+
+def benchmark_data_dir(settings: Settings) -> Path:
+    """The benchmark data folder, or the missing candidate (benchmarks without data ignore it)."""
+    try:
+        return settings.resolve_data_dir()
+    except ConfigError:  # a benchmark that needs its data reports the missing folder itself
+        return settings.data_dir or settings.project_dir / "data-not-found"
+
+
+def _minor(text: str) -> str:
+    return ".".join(text.split(".")[:2])
+
+
+def _freyr_version() -> str:
+    try:
+        return version("freyr-dspy")
+    except PackageNotFoundError:  # a source tree that was not installed
+        return "0.0.0"

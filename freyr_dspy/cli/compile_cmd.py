@@ -1,0 +1,204 @@
+"""``freyr compile``: compile a benchmark's program on its trainset and write an artifact."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from freyr_dspy.assignment import build_assignment
+from freyr_dspy.cli._common import echo_json, json_option, make_settings, model_options
+from freyr_dspy.compiler import CompileReport, EvalSummary
+from freyr_dspy.errors import ConfigError
+
+
+@click.command("compile")
+@click.option("--benchmark", "benchmark_name", required=True, help="Registered benchmark name.")
+@click.option("--strategy", default=None, help="Strategy (default: the benchmark's first).")
+@click.option(
+    "--optimizer",
+    default="labeled",
+    show_default=True,
+    type=click.Choice(["labeled", "bootstrap", "bootstrap_rs", "mipro", "gepa", "simba"]),
+)
+@model_options
+@click.option("--teacher", default=None, help="Model id of the bootstrap teacher.")
+@click.option(
+    "--reflection", default=None, help="Model id writing instructions (MIPROv2, GEPA, SIMBA)."
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Optimizer effort: candidate sets, trials, metric calls or steps.",
+)
+@click.option(
+    "--max-demos", type=click.IntRange(0, 16), default=2, show_default=True, help="Demos per role."
+)
+@click.option(
+    "--demo-maxlen",
+    type=click.IntRange(min=20),
+    default=None,
+    help="Cut demo input fields longer than this many characters.",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--dev-fraction", type=click.FloatRange(0.05, 0.9), default=0.3, show_default=True)
+@click.option("--mode", default="bootstrap", show_default=True, help="Benchmark mode.")
+@click.option(
+    "--option",
+    "extra_specs",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Benchmark option (e.g. max_retries=1); recorded in the artifact.",
+)
+@click.option(
+    "--data",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Benchmark data directory (else FREYR_DATA_DIR, else ../shared/benchmarks).",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Artifact path (default: compiled/<benchmark>.json).",
+)
+@json_option
+def command(
+    benchmark_name: str,
+    strategy: str | None,
+    optimizer: str,
+    model_specs: tuple[str, ...],
+    sampling_specs: tuple[str, ...],
+    api_base: str | None,
+    teacher: str | None,
+    reflection: str | None,
+    budget: int | None,
+    max_demos: int,
+    demo_maxlen: int | None,
+    seed: int,
+    dev_fraction: float,
+    mode: str,
+    extra_specs: tuple[str, ...],
+    data: Path | None,
+    out: Path | None,
+    as_json: bool,
+) -> None:
+    """Compile a program for a benchmark; print dev scores before and after."""
+    from freyr_dspy.artifacts import benchmark_data_dir, report_meta, save
+    from freyr_dspy.benchmarks import EvalOptions, get_benchmark
+    from freyr_dspy.compiler import compile_program
+    from freyr_dspy.optimizers import OptimizerConfig
+
+    settings = make_settings(data_dir=data)
+    benchmark = get_benchmark(benchmark_name)
+    extra = parse_options(extra_specs)
+    options = EvalOptions(data_dir=benchmark_data_dir(settings), mode=mode, extra=extra)
+    program = benchmark.make_program(strategy or benchmark.strategies[0], options)
+    assignment = build_assignment(
+        program.role_names,
+        default_model=settings.default_model,
+        model_specs=model_specs,
+        sampling_specs=sampling_specs,
+        api_base=api_base,
+    )
+    program.apply_assignment(assignment, cache=settings.cache)
+    config = OptimizerConfig.model_validate(
+        dict(
+            name=optimizer,
+            budget=budget,
+            teacher=teacher,
+            reflection=reflection,
+            seed=seed,
+            max_demos=max_demos,
+            demo_field_maxlen=demo_maxlen,
+            num_threads=settings.num_threads,
+        )
+    )
+    # NOTE: some DSPy optimizers print their progress; stdout is kept for the results.
+    with contextlib.redirect_stdout(sys.stderr):
+        report = compile_program(
+            program,
+            benchmark,
+            config,
+            settings=settings,
+            options=options,
+            dev_fraction=dev_fraction,
+            progress=sys.stderr.isatty(),
+        )
+    meta = report_meta(report, benchmark=benchmark.name, options=options, cache=settings.cache)
+    path = save(report.program, out or settings.compiled_dir / f"{benchmark.name}.json", meta)
+    summary = _summary(report, benchmark.name, path)
+    if as_json:
+        echo_json(summary)
+    else:
+        _render(summary, report)
+
+
+def parse_options(specs: tuple[str, ...]) -> dict[str, Any]:
+    """Read ``KEY=VALUE`` options; a value is JSON when it parses (``3``, ``true``), else text.
+
+    Raises:
+        ConfigError: for a spec without ``=``.
+    """
+    options: dict[str, Any] = {}
+    for spec in specs:
+        key, sep, value = spec.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"bad option {spec!r}; expected KEY=VALUE")
+        try:
+            options[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key.strip()] = value
+    return options
+
+
+def _summary(report: CompileReport, benchmark: str, path: Path) -> dict[str, Any]:
+    def scores(summary: EvalSummary | None) -> dict[str, Any] | None:
+        return (
+            None
+            if summary is None
+            else {
+                "score": summary.score,
+                "n": summary.n,
+                "seconds": summary.seconds,
+                "tokens_per_request": summary.tokens_per_request,
+                "failures": summary.failures,
+            }
+        )
+
+    return {
+        "benchmark": benchmark,
+        "strategy": report.program.strategy_name,
+        "optimizer": report.config.model_dump(),
+        "n_train": report.n_train,
+        "n_dev": report.n_dev,
+        "before": scores(report.before),
+        "after": scores(report.after),
+        "trainset_sha256": report.trainset_sha256,
+        "seconds": report.seconds,
+        "artifact": str(path),
+    }
+
+
+def _render(summary: dict[str, Any], report: CompileReport) -> None:
+    before, after = report.before, report.after
+    click.echo(
+        f"compiled {summary['benchmark']} (strategy {summary['strategy']}, optimizer "
+        f"{report.config.name}) on {report.n_train} train / {report.n_dev} dev examples "
+        f"in {report.seconds:.1f} s"
+    )
+    if before is not None:
+        click.echo(
+            f"dev score before: {before.score:.3f}  ({before.tokens_per_request:.0f} "
+            f"tokens/request, failures {before.failures or 'none'})"
+        )
+    click.echo(
+        f"dev score after:  {after.score:.3f}  ({after.tokens_per_request:.0f} "
+        f"tokens/request, failures {after.failures or 'none'})"
+    )
+    click.echo(f"wrote {summary['artifact']}")

@@ -1,0 +1,235 @@
+"""``compile_program``: split the trainset, score, optimize, re-apply the models, score again.
+
+The trainset is the benchmark's own ``train_episodes`` (the project's ``trainsets/``), never
+its test inputs. A seeded split keeps a dev part aside; the dev score before and after
+compiling is what ``freyr compile`` reports and what artifacts record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import random
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import dspy
+from pydantic import BaseModel
+
+from freyr_dspy.benchmarks.base import Benchmark, EvalOptions
+from freyr_dspy.errors import ConfigError
+from freyr_dspy.metrics import BenchmarkMetric, step_example
+from freyr_dspy.optimizers import OptimizerConfig, optimize
+from freyr_dspy.program import FreyrProgram
+from freyr_dspy.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EvalSummary:
+    """A program's score on a set of examples, with its cost."""
+
+    score: float
+    n: int
+    tokens_per_request: float
+    seconds: float
+    failures: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CompileReport:
+    """What ``compile_program`` produced: the program and the evidence for it."""
+
+    program: FreyrProgram
+    config: OptimizerConfig
+    before: EvalSummary | None
+    after: EvalSummary
+    n_train: int
+    n_dev: int
+    trainset_sha256: str
+    seconds: float
+
+
+def load_trainset(
+    benchmark: Benchmark, settings: Settings, options: EvalOptions
+) -> list[dspy.Example]:
+    """Read the benchmark's training episodes as examples (one per step).
+
+    Raises:
+        ConfigError: when a training step has no ``start_state`` of its own.
+    """
+    examples = []
+    for episode in benchmark.train_episodes(settings.trainsets_dir, options):
+        for step in episode.steps:
+            if step.start_state is None:
+                raise ConfigError(
+                    f"training step {step.id!r} of {benchmark.name} has no "
+                    "start_state; training steps must be standalone"
+                )
+            examples.append(step_example(step))
+    return examples
+
+
+def split_trainset(
+    examples: Sequence[dspy.Example], *, dev_fraction: float = 0.3, seed: int = 0
+) -> tuple[list[dspy.Example], list[dspy.Example]]:
+    """Shuffle with ``seed`` and cut off a dev part (at least one example each side).
+
+    Raises:
+        ConfigError: with fewer than two examples.
+    """
+    if len(examples) < 2:
+        raise ConfigError(f"need at least 2 training examples to split, got {len(examples)}")
+    shuffled = list(examples)
+    random.Random(seed).shuffle(shuffled)
+    n_dev = min(max(1, round(len(shuffled) * dev_fraction)), len(shuffled) - 1)
+    return shuffled[n_dev:], shuffled[:n_dev]
+
+
+def trainset_sha256(examples: Sequence[dspy.Example]) -> str:
+    """Hash the examples' inputs and gold (order-sensitive) so artifacts name their data."""
+    rows = [
+        {
+            "message": ex.message,
+            "conversation": ex.conversation,
+            "state": _jsonable(ex.state),
+            "expected": _jsonable(ex.step.expected),
+            "id": ex.step.id,
+        }
+        for ex in examples
+    ]
+    text = json.dumps(rows, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def evaluate(
+    program: FreyrProgram,
+    devset: Sequence[dspy.Example],
+    metric: BenchmarkMetric,
+    *,
+    num_threads: int = 1,
+    progress: bool = False,
+) -> EvalSummary:
+    """Score a program on ``devset``: mean success, tokens per request, failure kinds."""
+    started = time.perf_counter()
+    evaluator = dspy.Evaluate(
+        devset=list(devset),
+        metric=metric,
+        num_threads=num_threads,
+        display_progress=progress,
+        max_errors=max(len(devset), 1),
+        provide_traceback=False,
+    )
+    outcome = evaluator(program)
+    tokens, failures = 0, Counter[str]()
+    for example, prediction, _ in outcome.results:
+        result = prediction.get("result") if prediction is not None else None
+        if result is None:
+            failures["error"] += 1
+            continue
+        total = result.total_usage
+        tokens += total.input_tokens + total.output_tokens
+        kind = metric.score(example, prediction).failure_kind
+        if kind:
+            failures[kind] += 1
+    n = len(outcome.results)
+    return EvalSummary(
+        score=round(float(outcome.score) / 100.0, 4),
+        n=n,
+        tokens_per_request=round(tokens / n, 1) if n else 0.0,
+        seconds=round(time.perf_counter() - started, 2),
+        failures=dict(failures),
+    )
+
+
+def compile_program(
+    program: FreyrProgram,
+    benchmark: Benchmark,
+    optimizer: OptimizerConfig,
+    *,
+    settings: Settings,
+    options: EvalOptions,
+    trainset: Sequence[dspy.Example] | None = None,
+    devset: Sequence[dspy.Example] | None = None,
+    dev_fraction: float = 0.3,
+    evaluate_before: bool = True,
+    progress: bool = False,
+) -> CompileReport:
+    """Compile ``program`` for ``benchmark`` and report dev scores before and after.
+
+    Args:
+        program: a program whose roles have their models (``apply_assignment``).
+        benchmark: gives the trainset (``train_episodes``) and the metric (``score``).
+        optimizer: which optimizer, with its budget, teacher and seed.
+        settings: where ``trainsets/`` lives.
+        options: the benchmark options (data directory, mode).
+        trainset: examples to use instead of the benchmark's trainset.
+        devset: dev examples; by default a seeded ``dev_fraction`` of the trainset.
+        dev_fraction: share of the trainset kept for dev when ``devset`` is None.
+        evaluate_before: also score the uncompiled program (doubles the dev cost).
+        progress: show DSPy's progress bars (on stderr).
+
+    Returns:
+        The report; ``report.program`` has the same models as ``program``.
+
+    Raises:
+        ConfigError: for an empty or unsplittable trainset, or a program without models.
+    """
+    started = time.perf_counter()
+    if any(p.lm is None for p in program.predictors()) and dspy.settings.lm is None:
+        raise ConfigError(
+            "the program has roles without a model; call apply_assignment() "
+            "(or pass --model) before compiling"
+        )
+    examples = (
+        list(trainset) if trainset is not None else load_trainset(benchmark, settings, options)
+    )
+    digest = trainset_sha256([*examples, *(devset or [])])
+    if devset is None:
+        train, dev = split_trainset(examples, dev_fraction=dev_fraction, seed=optimizer.seed)
+    else:
+        train, dev = examples, list(devset)
+    metric = BenchmarkMetric(benchmark, program.coerce_state)
+    threads = optimizer.num_threads
+    before = (
+        evaluate(program, dev, metric, num_threads=threads, progress=progress)
+        if (evaluate_before)
+        else None
+    )
+    logger.info("compiling %s with %s on %d examples", benchmark.name, optimizer.name, len(train))
+    compiled = optimize(optimizer, program, train, metric)
+    reattach_models(program, compiled)
+    after = evaluate(compiled, dev, metric, num_threads=threads, progress=progress)
+    return CompileReport(
+        program=compiled,
+        config=optimizer,
+        before=before,
+        after=after,
+        n_train=len(train),
+        n_dev=len(dev),
+        trainset_sha256=digest,
+        seconds=round(time.perf_counter() - started, 2),
+    )
+
+
+def reattach_models(source: FreyrProgram, compiled: FreyrProgram) -> None:
+    """Give ``compiled`` the LMs and assignment of ``source``, predictor by predictor.
+
+    ``LabeledFewShot``/``BootstrapFewShot``/``BootstrapRS`` return ``reset_copy()``, which
+    drops every LM, and SIMBA runs on one shared LM; the source's own LMs are put back.
+    """
+    lms = {name: p.lm for name, p in source.named_predictors()}
+    for name, predictor in compiled.named_predictors():
+        predictor.lm = lms.get(name)
+    compiled.assignment = dict(source.assignment)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    return value

@@ -1,0 +1,257 @@
+"""Gold-labelled demos: every role's demos taken from the trainset's gold tool calls.
+
+DSPy's ``LabeledFewShot`` copies whole training examples into every predictor, which only
+works when one predictor sees the whole task. A FREYR program has several roles with their
+own fields, so the labels must be translated per role. This module does that by *replaying*
+each training example through the real program with an oracle LM that answers every role
+from the example's gold calls; DSPy's trace then yields one correctly formatted demo per
+role call (the same mechanism ``BootstrapFewShot`` uses with a teacher). A tiny model gets
+demos that no model had to get right first.
+
+The oracle knows the built-in roles; strategies with their own roles add theirs with
+``register_gold_answer``. A role the oracle cannot answer ends that replay, keeping the demos
+of the roles answered before it.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import dspy
+
+from freyr_dspy.metrics import BenchmarkMetric, GoldCall, gold_calls
+from freyr_dspy.parsing import CONVERSATION
+from freyr_dspy.program import FreyrProgram
+from freyr_dspy.testing import Answer, FakeCall, FakeEngine
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class GoldContext:
+    """The gold of the example being replayed, and what the oracle has used of it."""
+
+    calls: list[GoldCall]
+    reply: str | None = None
+    used: Counter[str] = field(default_factory=Counter)
+    abstained: bool = False
+    #: Roles answered with a placeholder in this replay: their demos are not gold.
+    untrusted: set[str] = field(default_factory=set)
+    #: Tool name -> library, for the gate role.
+    libraries: dict[str, str] = field(default_factory=dict)
+
+    def next_arguments(self, tool: str) -> dict[str, Any] | None:
+        """Arguments of the next not-yet-used gold call of ``tool``."""
+        matching = [c for c in self.calls if c.tool == tool]
+        index = self.used[tool]
+        if index >= len(matching) or matching[index].arguments is None:
+            return None
+        self.used[tool] += 1
+        return dict(matching[index].arguments or {})
+
+
+GoldAnswer = Callable[[FakeCall, GoldContext], Answer | None]
+
+_SPEC_NAME = re.compile(r"^\s*-\s*([\w.-]+)\s*:", re.M)
+
+
+def _intent(call: FakeCall, gold: GoldContext) -> Answer | None:
+    return {"intents": [c.tool for c in gold.calls] or [CONVERSATION]}
+
+
+def _parameters(call: FakeCall, gold: GoldContext) -> Answer | None:
+    match = _SPEC_NAME.search(call.inputs.get("tool", ""))
+    arguments = gold.next_arguments(match.group(1)) if match else None
+    return None if arguments is None else {"arguments": arguments}
+
+
+def _summary(call: FakeCall, gold: GoldContext) -> Answer | None:
+    if gold.reply:
+        return {"reply": gold.reply}
+    outcomes = call.inputs.get("outcomes", "")
+    messages = [line.split("): ", 1)[-1].strip() for line in outcomes.splitlines() if line]
+    return {"reply": " ".join(messages) or "Done."}
+
+
+def _chat(call: FakeCall, gold: GoldContext) -> Answer | None:
+    return {"reply": gold.reply} if gold.reply else None
+
+
+_CATALOG_NAME = re.compile(r"^\s*-\s*(.+?)(?::\s|:?$)", re.M)
+
+
+def _tool_selection(call: FakeCall, gold: GoldContext) -> Answer | None:
+    wanted = {c.tool for c in gold.calls}
+    names = _CATALOG_NAME.findall(call.inputs.get("tools", ""))
+    lines = [f"{name} -- {'YES' if name in wanted else 'NO'}" for name in names]
+    needed = ", ".join(n for n in names if n in wanted) or "no tool"
+    return {
+        "thinking": f"The message needs {needed}.",
+        "assessment": "\n".join([*lines, "Assessment finished."]),
+    }
+
+
+def _library(call: FakeCall, gold: GoldContext) -> Answer | None:
+    libraries = list(dict.fromkeys(gold.libraries.get(c.tool, "general") for c in gold.calls))
+    return {"selected": libraries or ["none"]}
+
+
+#: Answers that keep a replay going when a role has no gold (its demos are then dropped).
+_PLACEHOLDERS: dict[str, Answer] = {"chat": {"reply": "OK."}, "summary": {"reply": "Done."}}
+
+
+GOLD_ANSWERS: dict[str, GoldAnswer] = {
+    "intent": _intent,
+    "parameters": _parameters,
+    "summary": _summary,
+    "chat": _chat,
+    "tool_selection": _tool_selection,
+    "library": _library,
+}
+
+
+def register_gold_answer(role: str, answer: GoldAnswer) -> None:
+    """Teach the oracle a role: ``answer(call, gold)`` returns outputs, or None to abstain."""
+    GOLD_ANSWERS[role] = answer
+
+
+class _OracleEngine(FakeEngine):
+    """Answers from the gold of the example being replayed; abstains by raising."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gold = GoldContext(calls=[])
+
+    def answer(self, call: FakeCall) -> Answer:
+        answer_fn = GOLD_ANSWERS.get(call.role)
+        answer = answer_fn(call, self.gold) if answer_fn else None
+        if answer is None and call.role in _PLACEHOLDERS:
+            self.gold.untrusted.add(call.role)
+            return _PLACEHOLDERS[call.role]
+        if answer is None:
+            self.gold.abstained = True
+            raise _Abstain(call.role)
+        return answer
+
+
+class _Abstain(Exception):
+    """The oracle has no gold answer for a role call."""
+
+
+def gold_demos(
+    program: FreyrProgram, examples: Sequence[dspy.Example], metric: BenchmarkMetric
+) -> dict[str, list[dspy.Example]]:
+    """Replay every example with the oracle; return predictor name -> demos.
+
+    A replay that completes but fails the benchmark's metric contributes nothing: its gold
+    is inconsistent with what the program can do. A replay the oracle abstained from keeps
+    the demos recorded before it stopped.
+    """
+    engine = _OracleEngine()
+    oracle = detached_copy(program)
+    oracle.set_lm(dspy.LM("gold/oracle", engine=engine, cache=False))
+    names = {id(p): name for name, p in oracle.named_predictors()}
+    libraries = {t: lib for lib, tools in program.toolbox.libraries.items() for t in tools}
+    demos: dict[str, list[dspy.Example]] = {name: [] for name in names.values()}
+    for example in examples:
+        calls = gold_calls(example.step)
+        if calls is None:
+            continue
+        engine.gold = GoldContext(
+            calls=calls, reply=example.step.expected.get("reply"), libraries=libraries
+        )
+        for predictor, demo in _replay(oracle, example, metric, engine):
+            demos[names[id(predictor)]].append(demo)
+    return demos
+
+
+def _replay(
+    oracle: FreyrProgram, example: dspy.Example, metric: BenchmarkMetric, engine: _OracleEngine
+) -> list[tuple[Any, dspy.Example]]:
+    with dspy.context(trace=[]):
+        trace = dspy.settings.trace
+        try:
+            prediction = oracle(**example.inputs())
+        except _Abstain:
+            prediction = None
+    if prediction is not None and not engine.gold.abstained:
+        if metric(example, prediction) < 1.0:
+            logger.info("gold calls of %s fail the metric; no demos from it", example.step.id)
+            return []
+    recorded = []
+    for predictor, inputs, outputs in trace:
+        if _role_of(oracle, predictor) in engine.gold.untrusted:
+            continue
+        values = {k: outputs[k] for k in predictor.signature.output_fields}
+        recorded.append((predictor, dspy.Example(augmented=True, **inputs, **values)))
+    return recorded
+
+
+def _role_of(program: FreyrProgram, predictor: Any) -> str:
+    for role in program.role_names:
+        if any(p is predictor for p in program.role(role).predictors()):
+            return role
+    return ""
+
+
+def detached_copy(program: FreyrProgram) -> FreyrProgram:
+    """Deep copy without deep-copying the LMs (engines hold locks and model handles)."""
+    lms = {name: p.lm for name, p in program.named_predictors()}
+    program.set_lm(None)
+    try:
+        copy: FreyrProgram = program.deepcopy()
+    finally:
+        for name, predictor in program.named_predictors():
+            predictor.lm = lms[name]
+    for name, predictor in copy.named_predictors():
+        predictor.lm = lms[name]
+    return copy
+
+
+def select_demos(
+    demos: Sequence[dspy.Example],
+    k: int,
+    *,
+    outputs: Sequence[str],
+    seed: int = 0,
+    maxlen: int | None = None,
+) -> list[dspy.Example]:
+    """Pick ``k`` short, varied demos: one per distinct answer first, shortest first.
+
+    Varied answers teach the label set (e.g. every tool name); short demos keep a tiny
+    model's context free. ``maxlen`` cuts long input fields (catalogs, big states); the
+    ``outputs`` (the answers) are never cut.
+    """
+    groups: dict[str, list[dspy.Example]] = {}
+    for demo in sorted(demos, key=_size):
+        key = repr(sorted((name, str(demo.get(name))) for name in outputs))
+        groups.setdefault(key, []).append(demo)
+    order = sorted(groups)
+    random.Random(seed).shuffle(order)
+    chosen: list[dspy.Example] = []
+    while len(chosen) < k and any(groups.values()):
+        for key in order:
+            if groups[key] and len(chosen) < k:
+                chosen.append(groups[key].pop(0))
+    return [shorten(d, maxlen, keep=outputs) for d in chosen] if maxlen else chosen
+
+
+def shorten(demo: dspy.Example, maxlen: int, *, keep: Sequence[str] = ()) -> dspy.Example:
+    """Cut string fields longer than ``maxlen`` characters, except ``keep``; mark the cut."""
+    values = {
+        name: value[:maxlen].rstrip() + " …"
+        if isinstance(value, str) and len(value) > maxlen and name not in keep
+        else value
+        for name, value in demo.items()
+    }
+    return dspy.Example(**values)
+
+
+def _size(demo: dspy.Example) -> int:
+    return sum(len(str(v)) for v in demo.values())

@@ -1,0 +1,295 @@
+"""The optimizers ``freyr compile`` offers, one small runner each, behind one config.
+
+* ``labeled``: demos per role from the trainset's gold calls; no LM call (``gold``).
+* ``bootstrap``: demos the teacher got right; one run per train example
+  (``BootstrapFewShot``).
+* ``bootstrap_rs``: the best of ``budget`` bootstrapped demo sets, each scored on the
+  trainset (``BootstrapFewShotWithRandomSearch``).
+* ``mipro``: instructions and demos over ``budget`` trials, with a prompt model
+  (``MIPROv2``).
+* ``gepa``: instructions, by reflecting on metric feedback; ``budget`` metric calls
+  (``GEPA``).
+* ``simba``: demos and rules from hard examples; ``budget`` steps (``SIMBA``).
+
+The bootstrap-style teachers start from the gold-labelled demos (DSPy's own ``BootstrapFewShot``
+puts labelled examples into its teacher the same way), so even a tiny teacher has examples of
+every role. Runners may return a program whose predictors lost their LMs
+(``reset_copy``); ``compile_program`` re-applies them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+import dspy
+from pydantic import BaseModel, ConfigDict, Field
+
+from freyr_dspy.backends import make_lm
+from freyr_dspy.errors import ConfigError
+from freyr_dspy.gold import detached_copy, gold_demos, select_demos, shorten
+from freyr_dspy.metrics import BenchmarkMetric, FeedbackMetric
+from freyr_dspy.program import FreyrProgram
+from freyr_dspy.schemas import RoleModel, Sampling
+
+logger = logging.getLogger(__name__)
+
+OptimizerName = Literal["labeled", "bootstrap", "bootstrap_rs", "mipro", "gepa", "simba"]
+OPTIMIZER_NAMES: tuple[str, ...] = get_args(OptimizerName)
+
+#: What ``budget`` means per optimizer, and its default (kept small: tiny models are slow).
+BUDGETS: dict[str, tuple[str, int]] = {
+    "labeled": ("unused", 0),
+    "bootstrap": ("unused", 0),
+    "bootstrap_rs": ("candidate demo sets", 4),
+    "mipro": ("trials", 6),
+    "gepa": ("metric calls", 40),
+    "simba": ("steps", 2),
+}
+
+
+class OptimizerConfig(BaseModel):
+    """How to compile: the optimizer and its knobs (recorded in every artifact).
+
+    Args:
+        name: which optimizer.
+        max_demos: demos per role.
+        budget: optimizer-specific effort (see ``BUDGETS``); None uses the default.
+        teacher: model id of the bootstrap teacher (default: each role's own model).
+        reflection: model id that writes instructions (MIPROv2's prompt model, GEPA's
+            reflection model, SIMBA's rule writer); default: the teacher, else the student.
+        seed: seed of every random choice the optimizers make.
+        demo_field_maxlen: cut demo input fields longer than this many characters.
+        num_threads: parallel program runs (keep 1 for in-process models).
+        bsize: SIMBA's mini-batch size (lowered to the trainset size when larger).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: OptimizerName = "labeled"
+    max_demos: int = Field(default=2, ge=0, le=16)
+    budget: int | None = Field(default=None, ge=1)
+    teacher: str | None = None
+    reflection: str | None = None
+    seed: int = 0
+    demo_field_maxlen: int | None = Field(default=None, ge=20)
+    num_threads: int = Field(default=1, ge=1)
+    bsize: int = Field(default=4, ge=1)
+
+    @property
+    def effective_budget(self) -> int:
+        """The budget to use: the configured one, else the optimizer's default."""
+        return self.budget if self.budget is not None else BUDGETS[self.name][1]
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What one optimizer run gets."""
+
+    program: FreyrProgram
+    trainset: list[dspy.Example]
+    metric: BenchmarkMetric
+    config: OptimizerConfig
+
+
+def optimize(
+    config: OptimizerConfig,
+    program: FreyrProgram,
+    trainset: list[dspy.Example],
+    metric: BenchmarkMetric,
+) -> FreyrProgram:
+    """Run one optimizer on ``program``; the input program is left untouched.
+
+    Raises:
+        ConfigError: when the trainset is empty or the optimizer cannot work with the
+            program (e.g. SIMBA with different models per role).
+    """
+    if not trainset:
+        raise ConfigError("the trainset is empty; add rows to trainsets/<name>.jsonl")
+    job = _Job(program=program, trainset=list(trainset), metric=metric, config=config)
+    compiled = _RUNNERS[config.name](job)
+    if config.demo_field_maxlen:
+        for predictor in compiled.predictors():
+            keep = list(predictor.signature.output_fields)
+            predictor.demos = [
+                shorten(d, config.demo_field_maxlen, keep=keep) for d in predictor.demos
+            ]
+    return compiled
+
+
+def _labeled(job: _Job) -> FreyrProgram:
+    compiled = detached_copy(job.program)
+    apply_gold_demos(compiled, job.trainset, job.metric, job.config)
+    return compiled
+
+
+def apply_gold_demos(
+    program: FreyrProgram,
+    trainset: list[dspy.Example],
+    metric: BenchmarkMetric,
+    config: OptimizerConfig,
+) -> None:
+    """Give every role up to ``max_demos`` gold-labelled demos (in place)."""
+    demos = gold_demos(program, trainset, metric)
+    for name, predictor in program.named_predictors():
+        predictor.demos = select_demos(
+            demos.get(name, []),
+            config.max_demos,
+            outputs=list(predictor.signature.output_fields),
+            seed=config.seed,
+            maxlen=config.demo_field_maxlen,
+        )
+
+
+def _bootstrap(job: _Job) -> FreyrProgram:
+    optimizer = dspy.BootstrapFewShot(
+        metric=job.metric,
+        max_bootstrapped_demos=job.config.max_demos,
+        max_labeled_demos=0,
+        max_rounds=1,
+        max_errors=len(job.trainset) + 1,
+    )
+    compiled: FreyrProgram = optimizer.compile(
+        job.program, teacher=_teacher(job), trainset=job.trainset
+    )
+    return compiled
+
+
+def _bootstrap_rs(job: _Job) -> FreyrProgram:
+    optimizer = dspy.BootstrapFewShotWithRandomSearch(
+        metric=job.metric,
+        max_bootstrapped_demos=job.config.max_demos,
+        max_labeled_demos=0,
+        num_candidate_programs=job.config.effective_budget,
+        num_threads=job.config.num_threads,
+        max_errors=len(job.trainset) * (job.config.effective_budget + 3) + 1,
+    )
+    # NOTE: the candidates it scores come from reset_copy() and have no LMs; the context LM
+    # plays every role then (exact when all roles share a model, as they usually do).
+    with dspy.context(lm=_shared_lm(job.program)):
+        compiled: FreyrProgram = optimizer.compile(
+            job.program, teacher=_teacher(job), trainset=job.trainset
+        )
+    return compiled
+
+
+def _mipro(job: _Job) -> FreyrProgram:
+    budget = job.config.effective_budget
+    optimizer = dspy.MIPROv2(
+        metric=job.metric,
+        prompt_model=_prompt_lm(job),
+        task_model=_shared_lm(job.program),
+        max_bootstrapped_demos=job.config.max_demos,
+        max_labeled_demos=0,
+        auto=None,
+        num_candidates=max(2, min(budget, 6)),
+        num_threads=job.config.num_threads,
+        seed=job.config.seed,
+        verbose=False,
+        max_errors=len(job.trainset) * budget + 1,
+    )
+    compiled: FreyrProgram = optimizer.compile(
+        job.program,
+        trainset=job.trainset,
+        teacher=_teacher(job),
+        num_trials=budget,
+        minibatch=False,
+    )
+    return compiled
+
+
+def _gepa(job: _Job) -> FreyrProgram:
+    metric = FeedbackMetric(job.metric.benchmark, job.metric.coerce_state)
+    optimizer = dspy.GEPA(
+        metric=metric,
+        max_metric_calls=job.config.effective_budget,
+        reflection_lm=_prompt_lm(job),
+        reflection_minibatch_size=min(3, len(job.trainset)),
+        num_threads=job.config.num_threads,
+        seed=job.config.seed,
+        track_stats=False,
+    )
+    compiled: FreyrProgram = optimizer.compile(job.program, trainset=job.trainset)
+    return compiled
+
+
+def _simba(job: _Job) -> FreyrProgram:
+    student = detached_copy(job.program)
+    # NOTE: SIMBA resamples with copies of *the* program LM, so every role needs the same one.
+    student.set_lm(_one_model_lm(job.program))
+    optimizer = dspy.SIMBA(
+        metric=job.metric,
+        bsize=min(job.config.bsize, len(job.trainset)),
+        num_candidates=2,
+        max_steps=job.config.effective_budget,
+        max_demos=job.config.max_demos,
+        prompt_model=_prompt_lm(job),
+        num_threads=job.config.num_threads,
+    )
+    compiled: FreyrProgram = optimizer.compile(student, trainset=job.trainset, seed=job.config.seed)
+    return compiled
+
+
+_RUNNERS: dict[str, Callable[[_Job], FreyrProgram]] = {
+    "labeled": _labeled,
+    "bootstrap": _bootstrap,
+    "bootstrap_rs": _bootstrap_rs,
+    "mipro": _mipro,
+    "gepa": _gepa,
+    "simba": _simba,
+}
+
+
+def _teacher(job: _Job) -> FreyrProgram:
+    """The student's copy, on the teacher model when one is given, with gold demos."""
+    teacher = detached_copy(job.program)
+    if job.config.teacher:
+        teacher.apply_assignment(
+            {
+                role: RoleModel(model=job.config.teacher, sampling=_sampling(job.program, role))
+                for role in teacher.role_names
+            }
+        )
+    apply_gold_demos(teacher, job.trainset, job.metric, job.config)
+    return teacher
+
+
+def _sampling(program: FreyrProgram, role: str) -> Sampling:
+    spec = program.assignment.get(role)
+    return spec.sampling if spec else Sampling()
+
+
+def _role_lms(program: FreyrProgram) -> list[dspy.BaseLM]:
+    lms = [p.lm for p in program.predictors() if p.lm is not None]
+    if not lms:
+        raise ConfigError("the program has no models; call apply_assignment() before compiling")
+    return lms
+
+
+def _shared_lm(program: FreyrProgram) -> dspy.BaseLM:
+    """The LM of the first role (the one optimizers use where DSPy wants a single LM)."""
+    lms = _role_lms(program)
+    if len({getattr(lm, "model", id(lm)) for lm in lms}) > 1:
+        logger.warning(
+            "roles use different models; the optimizer's own runs use %s",
+            getattr(lms[0], "model", lms[0]),
+        )
+    return lms[0]
+
+
+def _one_model_lm(program: FreyrProgram) -> dspy.BaseLM:
+    specs = {spec for spec in program.assignment.values()}
+    if len(specs) > 1:
+        raise ConfigError(
+            "simba needs the same model and sampling for every role; "
+            "use bootstrap, mipro or gepa for a mixed assignment"
+        )
+    return _role_lms(program)[0]
+
+
+def _prompt_lm(job: _Job) -> dspy.BaseLM:
+    """The model that writes instructions: reflection > teacher > the student's model."""
+    model_id = job.config.reflection or job.config.teacher
+    return make_lm(model_id) if model_id else _shared_lm(job.program)

@@ -1,0 +1,150 @@
+"""``freyr compile`` and ``freyr run --program``, run in-process through ``main([...])``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from compile_fakes import project, skilled_program
+
+from freyr_dspy.cli import main
+from freyr_dspy.testing import unregister_fake
+
+Output = tuple[int, str, str]
+
+
+@pytest.fixture
+def freyr(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Run ``freyr ARGS`` in a fresh project folder; return (exit code, stdout, stderr)."""
+    project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FREYR_PROJECT_DIR", str(tmp_path))
+
+    def run(*args: str) -> Output:
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run
+
+
+@pytest.fixture(autouse=True)
+def skilled() -> Iterator[None]:
+    skilled_program()
+    yield
+    unregister_fake("skilled")
+
+
+def test_compile_then_run_the_artifact(freyr, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = freyr(
+        "compile", "--benchmark", "todo", "--model", "fake/skilled", "--out", "compiled/todo.json"
+    )
+    assert code == 0, err
+    assert "dev score before:" in out and "dev score after:" in out
+    assert (tmp_path / "compiled" / "todo.json").is_file()
+    code, out, err = freyr(
+        "run",
+        "--program",
+        "compiled/todo.json",
+        "--json",
+        "-m",
+        "Add a task called fixture beta with priority 3.",
+    )
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["calls"][0]["tool"] == "add_task"
+    assert result["state"]["tasks"] == [{"title": "fixture beta", "priority": 3, "done": False}]
+
+
+def test_compile_json_is_clean_even_when_optimizers_print(freyr) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = freyr(
+        "compile",
+        "--benchmark",
+        "todo",
+        "--model",
+        "fake/skilled",
+        "--optimizer",
+        "bootstrap_rs",
+        "--budget",
+        "1",
+        "--json",
+    )
+    assert code == 0, err
+    data = json.loads(out)  # BootstrapRS prints its progress: it must not reach stdout
+    assert data["after"]["score"] > data["before"]["score"]
+    assert data["optimizer"]["name"] == "bootstrap_rs" and data["optimizer"]["budget"] == 1
+    assert data["n_train"] + data["n_dev"] == 10
+    assert data["artifact"].endswith("compiled/todo.json")
+    assert "Best score so far" in err
+
+
+def test_run_overrides_one_role_of_an_artifact(freyr) -> None:  # type: ignore[no-untyped-def]
+    assert freyr("compile", "--benchmark", "todo", "--model", "fake/skilled")[0] == 0
+    code, out, err = freyr(
+        "run",
+        "--program",
+        "compiled/todo.json",
+        "--model",
+        "chat=fake/rules",
+        "-m",
+        "Hey, nice to meet you.",
+        "--json",
+    )
+    assert code == 0, err
+    assert json.loads(out)["reply"].startswith("Hello!")  # fake/rules' chat reply
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (("--benchmark", "tood"), 2, "Did you mean 'todo'"),
+        (("--benchmark", "todo", "--optimizer", "random"), 2, "random"),
+        (("--benchmark", "todo", "--budget", "0"), 2, "0"),
+        (("--benchmark", "todo", "--model", "planner=fake/skilled"), 2, "unknown role 'planner'"),
+    ],
+)
+def test_bad_arguments_are_one_line_errors(freyr, args, code: int, message: str) -> None:  # type: ignore[no-untyped-def]
+    status, _, err = freyr("compile", *args)
+    assert status == code
+    assert message in err
+
+
+def test_corrupt_artifact_is_a_clear_error(freyr, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "compiled").mkdir()
+    (tmp_path / "compiled" / "broken.json").write_text('{"format": "freyr-art', encoding="utf-8")
+    code, out, err = freyr("run", "--program", "compiled/broken.json", "-m", "hi")
+    assert code == 1 and out == ""
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: corrupt or truncated artifact")
+
+
+def test_missing_trainset_names_the_file(freyr, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "trainsets" / "todo.jsonl").unlink()
+    code, _, err = freyr("compile", "--benchmark", "todo", "--model", "fake/skilled")
+    assert code == 2
+    assert "todo.jsonl" in err and "cannot read trainset" in err
+
+
+def test_benchmark_options_are_recorded_and_reapplied(freyr, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from freyr_dspy.artifacts import load, read_artifact
+    from freyr_dspy.settings import Settings
+
+    code, _, err = freyr(
+        "compile",
+        "--benchmark",
+        "todo",
+        "--model",
+        "fake/skilled",
+        "--option",
+        'program={"max_retries": 1}',
+        "--option",
+        "note=hello",
+    )
+    assert code == 0, err
+    settings = Settings(project_dir=tmp_path)
+    meta, _ = read_artifact("todo.json", settings=settings)
+    assert meta.eval_extra == {"program": {"max_retries": 1}, "note": "hello"}
+    assert load("todo.json", settings=settings).max_retries == 1
+    assert freyr("compile", "--benchmark", "todo", "--option", "oops")[0] == 2

@@ -1,0 +1,196 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import dspy
+import pytest
+from compile_fakes import MAGIC, OPTIONS, SkilledLM, project, skilled_program
+
+from freyr_dspy.artifacts import program_state
+from freyr_dspy.benchmarks.base import Step
+from freyr_dspy.benchmarks.todo import TodoBenchmark
+from freyr_dspy.compiler import (
+    compile_program,
+    load_trainset,
+    split_trainset,
+    trainset_sha256,
+)
+from freyr_dspy.errors import ConfigError
+from freyr_dspy.gold import select_demos, shorten
+from freyr_dspy.metrics import step_example
+from freyr_dspy.optimizers import OPTIMIZER_NAMES, OptimizerConfig
+from freyr_dspy.program import FreyrProgram
+from freyr_dspy.schemas import RoleModel, Sampling
+from freyr_dspy.settings import Settings
+from freyr_dspy.testing import unregister_fake
+
+
+@pytest.fixture
+def skilled() -> Iterator[tuple[FreyrProgram, SkilledLM]]:
+    yield skilled_program()
+    unregister_fake("skilled")
+
+
+def _compile(program: FreyrProgram, settings: Settings, name: str, **config: object):
+    return compile_program(
+        program,
+        TodoBenchmark(),
+        OptimizerConfig(name=name, **config),
+        settings=settings,
+        options=OPTIONS,
+    )
+
+
+@pytest.mark.parametrize("name", OPTIMIZER_NAMES)
+def test_every_optimizer_improves_a_model_that_needs_teaching(
+    name: str, skilled: tuple[FreyrProgram, SkilledLM], tmp_path: Path
+) -> None:
+    program, _ = skilled
+    report = _compile(program, project(tmp_path), name)
+    assert report.before is not None
+    assert report.before.score < 0.5  # untaught, the fake only gets the chat row right
+    assert report.after.score > report.before.score
+    assert report.n_train + report.n_dev == 10
+    # every role plays on its original model again (optimizers that reset_copy drop LMs)
+    for _, predictor in report.program.named_predictors():
+        assert predictor.lm is not None and predictor.lm.model == "fake/skilled"
+    assert report.program.assignment == program.assignment
+    # the input program is left as it was
+    assert all(not p.demos for p in program.predictors())
+    taught = [
+        p for p in report.program.predictors() if p.demos or MAGIC in p.signature.instructions
+    ]
+    assert taught
+
+
+def test_labeled_demos_are_gold_per_role(
+    skilled: tuple[FreyrProgram, SkilledLM], tmp_path: Path
+) -> None:
+    program, engine = skilled
+    report = _compile(program, project(tmp_path), "labeled", max_demos=3)
+    gold = engine.gold
+    intent_demos = report.program.intent.predict.demos
+    assert len(intent_demos) == 3
+    for demo in intent_demos:
+        assert demo.intents == [c["tool"] for c in gold[demo.message]] or demo.intents == [
+            "conversation"
+        ]
+    for demo in report.program.parameters.predict.demos:
+        assert demo.arguments in [c["arguments"] for c in gold[demo.message]]
+    # no demo without a gold answer: chat has no gold replies in the fixture
+    assert report.program.chat.predict.demos == []
+    # varied: the intent demos do not all teach the same tool
+    assert len({tuple(d.intents) for d in intent_demos}) == 3
+
+
+def test_compile_is_deterministic_for_a_seed(
+    skilled: tuple[FreyrProgram, SkilledLM], tmp_path: Path
+) -> None:
+    program, _ = skilled
+    settings = project(tmp_path)
+    first = _compile(program, settings, "bootstrap_rs", budget=2, seed=3)
+    second = _compile(program, settings, "bootstrap_rs", budget=2, seed=3)
+    assert program_state(first.program) == program_state(second.program)
+    assert first.after == second.after or first.after.score == second.after.score
+
+
+def test_simba_refuses_mixed_models(
+    skilled: tuple[FreyrProgram, SkilledLM], tmp_path: Path
+) -> None:
+    program, _ = skilled
+    program.apply_assignment(
+        {"summary": RoleModel(model="fake/skilled", sampling=Sampling(temperature=0.5))}
+    )
+    with pytest.raises(ConfigError, match="same model"):
+        _compile(program, project(tmp_path), "simba")
+
+
+def test_program_without_models_is_a_config_error(tmp_path: Path) -> None:
+    program = TodoBenchmark().make_program("freyr", OPTIONS)
+    with pytest.raises(ConfigError, match="without a model"):
+        _compile(program, project(tmp_path), "labeled")
+
+
+def test_split_is_seeded_and_keeps_both_sides() -> None:
+    examples = [step_example(Step(id=str(i), message=f"m{i}", start_state={})) for i in range(10)]
+    train, dev = split_trainset(examples, dev_fraction=0.3, seed=1)
+    assert (len(train), len(dev)) == (7, 3)
+    assert {e.message for e in train} | {e.message for e in dev} == {f"m{i}" for i in range(10)}
+    assert split_trainset(examples, seed=1) == (train, dev)
+    assert split_trainset(examples, seed=2) != (train, dev)
+    assert len(split_trainset(examples[:2], dev_fraction=0.9)[0]) == 1
+    with pytest.raises(ConfigError):
+        split_trainset(examples[:1])
+
+
+def test_trainset_hash_follows_the_data(tmp_path: Path) -> None:
+    examples = load_trainset(TodoBenchmark(), project(tmp_path), OPTIONS)
+    digest = trainset_sha256(examples)
+    assert digest == trainset_sha256(load_trainset(TodoBenchmark(), project(tmp_path), OPTIONS))
+    changed = [step_example(Step(id="x", message="other", start_state={})), *examples[1:]]
+    assert trainset_sha256(changed) != digest
+
+
+def test_training_steps_must_carry_their_state() -> None:
+    class NoState(TodoBenchmark):
+        def train_episodes(self, trainsets_dir, options):  # type: ignore[no-untyped-def]
+            from freyr_dspy.benchmarks.base import Episode
+
+            return [Episode(id="e", case="c", steps=(Step(id="s", message="hi"),))]
+
+    with pytest.raises(ConfigError, match="start_state"):
+        load_trainset(NoState(), Settings(), OPTIONS)
+
+
+def test_select_demos_prefers_short_and_varied() -> None:
+    demos = [
+        dspy.Example(message="a" * 50, intents=["add_task"]),
+        dspy.Example(message="a", intents=["add_task"]),
+        dspy.Example(message="b" * 30, intents=["remove_task"]),
+    ]
+    chosen = select_demos(demos, 2, outputs=["intents"])
+    assert sorted(d.message for d in chosen) == ["a", "b" * 30]
+    cut = select_demos(demos, 3, outputs=["intents"], maxlen=20)
+    assert all(len(d.message) <= 22 for d in cut)
+    assert shorten(dspy.Example(message="x" * 40, reply="y" * 40), 20, keep=["reply"]).reply == (
+        "y" * 40
+    )
+
+
+@pytest.mark.embedded
+def test_compile_save_load_run_on_the_embedded_default(tmp_path: Path) -> None:
+    """The real path end to end: SmolLM2-135M, gold demos, artifact, reload, one request."""
+    from compile_fakes import FIXTURE
+
+    from freyr_dspy.artifacts import load, report_meta, save
+    from freyr_dspy.benchmarks.todo import load_rows, row_step
+
+    settings = project(tmp_path)
+    examples = [step_example(row_step(r)) for r in load_rows(FIXTURE)]
+    program = TodoBenchmark().make_program("freyr", OPTIONS)
+    short = Sampling(temperature=0.0, seed=1, max_tokens=48)
+    program.apply_assignment(
+        {r: RoleModel(model="embedded/smollm2-135m", sampling=short) for r in program.role_names}
+    )
+    report = compile_program(
+        program,
+        TodoBenchmark(),
+        OptimizerConfig(name="labeled", max_demos=1),
+        settings=settings,
+        options=OPTIONS,
+        trainset=examples[:6],
+        devset=examples[6:7],
+        evaluate_before=False,
+    )
+    assert report.after.n == 1 and report.after.tokens_per_request > 0
+    assert len(report.program.intent.predict.demos) == 1
+    path = save(
+        report.program,
+        settings.compiled_dir / "todo.json",
+        report_meta(report, benchmark="todo", options=OPTIONS),
+    )
+    loaded = load(path, settings=settings)
+    assert program_state(loaded) == program_state(report.program)
+    result = loaded(message="Add a task called fixture delta.").result
+    assert result.usage["intent"].lm_calls >= 1 and result.usage["intent"].input_tokens > 0
