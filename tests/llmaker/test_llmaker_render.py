@@ -10,33 +10,33 @@ from freyr_dspy.llmaker.levels import read_level
 from freyr_dspy.llmaker.models import Level
 from freyr_dspy.llmaker.render import render_original, render_rich
 
-# The example of spec §1.5 (FREYR's str(level) of test case 1 before step 6).
+# The layout of spec §1.5 (FREYR's str(level)), with our own names instead of the benchmark's.
 SPEC_EXAMPLE = (
     "Rooms:\n"
-    "Swamp Room: A room set in a swamp;\n"
-    "\tenemy: Enemy Bog Monster: A monster covered in algae Species=Unknown HP=5.0 DODGE=0.5 "
-    "PROT=0.5 SPD=0.5; Enemy Banshee: A screaming banshee Species=Unknown HP=5.0 DODGE=0.5 "
+    "Marsh Hall: A hall over a marsh;\n"
+    "\tenemy: Enemy Mud Golem: A golem of wet clay Species=Unknown HP=5.0 DODGE=0.5 "
+    "PROT=0.5 SPD=0.5; Enemy Wailing Wraith: A wraith that wails Species=Unknown HP=5.0 DODGE=0.5 "
     "PROT=0.5 SPD=0.5\n"
     "\ttrap: \n"
     "\ttreasure: \n"
-    "Medieval Room: A room set in the middle ages;\n"
-    "\tenemy: Enemy Undead Knight: A skeleton wearing an armor Species=Unknown HP=5.0 DODGE=0.5 "
+    "Keep Hall: A hall in an old keep;\n"
+    "\tenemy: Enemy Rusty Sentinel: A sentinel in rusted plate Species=Unknown HP=5.0 DODGE=0.5 "
     "PROT=0.5 SPD=0.5\n"
     "\ttrap: \n"
-    "\ttreasure: Treasure Ornate Chest: A chest made out of wood Loot=5x gold pieces\n"
+    "\ttreasure: Treasure Carved Coffer: A coffer of carved oak Loot=3x silver coins\n"
     "Corridors:\n"
-    "Swamp Room-Medieval Room: from Swamp Room to Medieval Room, 2 cells long;\n"
+    "Marsh Hall-Keep Hall: from Marsh Hall to Keep Hall, 2 cells long;\n"
     "Cell 1 \n"
     "\tenemy: \n"
-    "\ttrap: Trap Spike Pit: A pit with spikes Effect=Causes bleeding\n"
+    "\ttrap: Trap Nail Trap: A floor of nails Effect=Causes bleeding\n"
     "\ttreasure: \n"
     "Cell 2 \n"
     "\tenemy: \n"
-    "\ttrap: Trap Sand Pit: A pit with sand Effect=Causes bleeding\n"
+    "\ttrap: Trap Quick Mire: A patch of mire Effect=Causes bleeding\n"
     "\ttreasure: \n"
-    "Current room: Swamp Room-Medieval Room"
+    "Current room: Marsh Hall-Keep Hall"
 )
-CORRIDOR = "Swamp Room-Medieval Room"
+CORRIDOR = "Marsh Hall-Keep Hall"
 
 
 def _spec_level() -> Level:
@@ -64,36 +64,36 @@ def _spec_level() -> Level:
         (
             "create_room",
             {
-                "name": "Swamp Room",
-                "description": "A room set in a swamp",
+                "name": "Marsh Hall",
+                "description": "A hall over a marsh",
                 "room_from": "",
                 "direction": "",
             },
         ),
-        add("Swamp Room", "Bog Monster", "A monster covered in algae"),
-        add("Swamp Room", "Banshee", "A screaming banshee"),
+        add("Marsh Hall", "Mud Golem", "A golem of wet clay"),
+        add("Marsh Hall", "Wailing Wraith", "A wraith that wails"),
         (
             "create_room",
             {
-                "name": "Medieval Room",
-                "description": "A room set in the middle ages",
-                "room_from": "Swamp Room",
+                "name": "Keep Hall",
+                "description": "A hall in an old keep",
+                "room_from": "Marsh Hall",
                 "direction": "east",
             },
         ),
-        add("Medieval Room", "Undead Knight", "A skeleton wearing an armor"),
+        add("Keep Hall", "Rusty Sentinel", "A sentinel in rusted plate"),
         (
             "add_treasure",
             {
-                "room_name": "Medieval Room",
-                "name": "Ornate Chest",
-                "description": "A chest made out of wood",
-                "loot": "5x gold pieces",
+                "room_name": "Keep Hall",
+                "name": "Carved Coffer",
+                "description": "A coffer of carved oak",
+                "loot": "3x silver coins",
                 "cell_index": -1,
             },
         ),
-        trap("Spike Pit", "A pit with spikes", 1),
-        trap("Sand Pit", "A pit with sand", 2),
+        trap("Nail Trap", "A floor of nails", 1),
+        trap("Quick Mire", "A patch of mire", 2),
     )
 
 
@@ -101,8 +101,26 @@ def test_original_rendering_matches_the_spec_example_byte_for_byte() -> None:
     assert render_original(_spec_level()) == SPEC_EXAMPLE
 
 
+def _texts(level: Level) -> list[str]:
+    """Every name/description/loot text of a level, in rendering order."""
+    texts: list[str] = []
+    encounters = [r.encounter for r in level.rooms] + [c for k in level.corridors for c in k.cells]
+    for area in level.rooms:
+        texts += [area.name, area.description]
+    for encounter in encounters:
+        for entity in [*encounter.enemies, *encounter.traps, *encounter.treasures]:
+            texts += [entity.name, entity.description, getattr(entity, "loot", "")]
+    return [t for t in texts if t]
+
+
 def test_original_rendering_of_the_benchmark_level(llmaker_data: Path) -> None:
-    assert render_original(read_level(llmaker_data / "levels/T1/step6.json")) == SPEC_EXAMPLE
+    real = read_level(llmaker_data / "levels/T1/step6.json")
+    text = render_original(real)
+    # Same level, other names: map the benchmark's texts onto ours, longest first.
+    pairs = sorted(zip(_texts(real), _texts(_spec_level()), strict=True), key=lambda p: -len(p[0]))
+    for theirs, ours in pairs:
+        text = text.replace(theirs, ours)
+    assert text == SPEC_EXAMPLE
 
 
 def test_original_rendering_of_an_empty_level() -> None:
@@ -115,10 +133,10 @@ def test_rich_rendering_shows_what_the_original_hides() -> None:
         (
             "add_attack",
             {
-                "room_name": "Swamp Room",
+                "room_name": "Marsh Hall",
                 "cell_index": -1,
-                "enemy_name": "Banshee",
-                "name": "Wail",
+                "enemy_name": "Wailing Wraith",
+                "name": "Shriek",
                 "description": "A piercing wail",
                 "attack_type": "damage",
                 "starting_positions": "XXOO",
@@ -129,15 +147,15 @@ def test_rich_rendering_shows_what_the_original_hides() -> None:
         ),
     )
     text = render_rich(level)
-    assert "Current area: Swamp Room (room)" in text
-    assert "- Swamp Room at (0, 0): A room set in a swamp" in text
-    assert "exits: east to Medieval Room; free directions: north, south, west" in text
-    assert "exits: west to Swamp Room; free directions: north, south, east" in text
-    assert "from Swamp Room going east to Medieval Room, 2 cells" in text
-    assert "cell 1 at (1, 0): traps: Spike Pit" in text
-    assert "cell 2 at (2, 0): traps: Sand Pit" in text
-    assert "attacks: Wail (damage 2.0, accuracy 0.8)" in text
-    for hidden in ("(0, 0)", "free directions", "going east", "Wail"):
+    assert "Current area: Marsh Hall (room)" in text
+    assert "- Marsh Hall at (0, 0): A hall over a marsh" in text
+    assert "exits: east to Keep Hall; free directions: north, south, west" in text
+    assert "exits: west to Marsh Hall; free directions: north, south, east" in text
+    assert "from Marsh Hall going east to Keep Hall, 2 cells" in text
+    assert "cell 1 at (1, 0): traps: Nail Trap" in text
+    assert "cell 2 at (2, 0): traps: Quick Mire" in text
+    assert "attacks: Shriek (damage 2.0, accuracy 0.8)" in text
+    for hidden in ("(0, 0)", "free directions", "going east", "Shriek"):
         assert hidden not in render_original(level)
 
 
@@ -146,7 +164,7 @@ def test_rich_rendering_of_an_empty_level_explains_the_first_room() -> None:
 
 
 def test_rich_rendering_marks_a_corridor_as_current() -> None:
-    assert "Current area: Swamp Room-Medieval Room (corridor)" in render_rich(_spec_level())
+    assert "Current area: Marsh Hall-Keep Hall (corridor)" in render_rich(_spec_level())
 
 
 def test_rich_rendering_lists_a_full_room_and_an_empty_one() -> None:

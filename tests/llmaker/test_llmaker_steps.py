@@ -136,7 +136,7 @@ def test_extra_entities_fail(steps: dict[str, TestStep]) -> None:
     trap = (
         "add_trap",
         {
-            "corridor_name": "Swamp Room-Medieval Room",
+            "corridor_name": steps["T1.7"].start.corridors[0].name,
             "name": "Net",
             "description": "A net",
             "effect": "traps",

@@ -117,7 +117,7 @@ def test_structured_shapes(value: object) -> None:
         None,
         "I'm not sure how to check on it.",
         "[#]\n[#]\n[#]",
-        "Yes! Music",
+        "Tune Barn",
         "{response}",
         "YES",
         "-- NO",
@@ -144,12 +144,12 @@ def test_selection_catalog_keeps_whole_descriptions() -> None:
         [
             Tool(
                 name="Website information",
-                description="questions about the “Yes! Music” website: policies",
+                description="questions about the “Tune Barn” website: policies",
             )
         ]
     )
     assert render_selection_catalog(box) == (
-        "- Website information: questions about the “Yes! Music” website: policies"
+        "- Website information: questions about the “Tune Barn” website: policies"
     )
     assert render_selection_catalog(box, "names") == "- Website information"
 
