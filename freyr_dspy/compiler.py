@@ -39,6 +39,8 @@ class EvalSummary:
     tokens_per_request: float
     seconds: float
     failures: dict[str, int] = field(default_factory=dict)
+    #: Mean of each sub-score the benchmark reports (e.g. ``intents``): where it got closer.
+    metrics: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -126,7 +128,7 @@ def evaluate(
         provide_traceback=False,
     )
     outcome = evaluator(program)
-    tokens, failures = 0, Counter[str]()
+    tokens, failures, sums = 0, Counter[str](), Counter[str]()
     for example, prediction, _ in outcome.results:
         result = prediction.get("result") if prediction is not None else None
         if result is None:
@@ -134,9 +136,10 @@ def evaluate(
             continue
         total = result.total_usage
         tokens += total.input_tokens + total.output_tokens
-        kind = metric.score(example, prediction).failure_kind
-        if kind:
-            failures[kind] += 1
+        score = metric.score(example, prediction)
+        sums.update(score.metrics)
+        if score.failure_kind:
+            failures[score.failure_kind] += 1
     n = len(outcome.results)
     return EvalSummary(
         score=round(float(outcome.score) / 100.0, 4),
@@ -144,6 +147,7 @@ def evaluate(
         tokens_per_request=round(tokens / n, 1) if n else 0.0,
         seconds=round(time.perf_counter() - started, 2),
         failures=dict(failures),
+        metrics={k: round(v / n, 4) for k, v in sums.items()} if n else {},
     )
 
 

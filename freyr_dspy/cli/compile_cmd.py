@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -159,17 +160,7 @@ def parse_options(specs: tuple[str, ...]) -> dict[str, Any]:
 
 def _summary(report: CompileReport, benchmark: str, path: Path) -> dict[str, Any]:
     def scores(summary: EvalSummary | None) -> dict[str, Any] | None:
-        return (
-            None
-            if summary is None
-            else {
-                "score": summary.score,
-                "n": summary.n,
-                "seconds": summary.seconds,
-                "tokens_per_request": summary.tokens_per_request,
-                "failures": summary.failures,
-            }
-        )
+        return None if summary is None else dataclasses.asdict(summary)
 
     return {
         "benchmark": benchmark,
@@ -186,19 +177,18 @@ def _summary(report: CompileReport, benchmark: str, path: Path) -> dict[str, Any
 
 
 def _render(summary: dict[str, Any], report: CompileReport) -> None:
-    before, after = report.before, report.after
     click.echo(
         f"compiled {summary['benchmark']} (strategy {summary['strategy']}, optimizer "
         f"{report.config.name}) on {report.n_train} train / {report.n_dev} dev examples "
         f"in {report.seconds:.1f} s"
     )
-    if before is not None:
+    for label, scores in (("before", report.before), ("after", report.after)):
+        if scores is None:
+            continue
+        subs = ", ".join(f"{k} {v:.2f}" for k, v in scores.metrics.items())
         click.echo(
-            f"dev score before: {before.score:.3f}  ({before.tokens_per_request:.0f} "
-            f"tokens/request, failures {before.failures or 'none'})"
+            f"dev score {label + ':':<7} {scores.score:.3f}  ({subs}; "
+            f"{scores.tokens_per_request:.0f} tokens/request; "
+            f"failures {scores.failures or 'none'})"
         )
-    click.echo(
-        f"dev score after:  {after.score:.3f}  ({after.tokens_per_request:.0f} "
-        f"tokens/request, failures {after.failures or 'none'})"
-    )
     click.echo(f"wrote {summary['artifact']}")
