@@ -64,6 +64,8 @@ class OptimizerConfig(BaseModel):
         demo_field_maxlen: cut demo input fields longer than this many characters.
         num_threads: parallel program runs (keep 1 for in-process models).
         bsize: SIMBA's mini-batch size (lowered to the trainset size when larger).
+        demo_roles: the roles that keep demos (None: every role). A tiny model copies
+            demo values into other tools' arguments; ``("intent",)`` avoids that.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -77,6 +79,7 @@ class OptimizerConfig(BaseModel):
     demo_field_maxlen: int | None = Field(default=None, ge=20)
     num_threads: int = Field(default=1, ge=1)
     bsize: int = Field(default=4, ge=1)
+    demo_roles: tuple[str, ...] | None = None
 
     @property
     def effective_budget(self) -> int:
@@ -110,12 +113,15 @@ def optimize(
         raise ConfigError("the trainset is empty; add rows to trainsets/<name>.jsonl")
     job = _Job(program=program, trainset=list(trainset), metric=metric, config=config)
     compiled = _RUNNERS[config.name](job)
-    if config.demo_field_maxlen:
-        for predictor in compiled.predictors():
-            keep = list(predictor.signature.output_fields)
-            predictor.demos = [
-                shorten(d, config.demo_field_maxlen, keep=keep) for d in predictor.demos
-            ]
+    for role in compiled.role_names:
+        for predictor in compiled.role(role).predictors():
+            if config.demo_roles is not None and role not in config.demo_roles:
+                predictor.demos = []
+            elif config.demo_field_maxlen:
+                keep = list(predictor.signature.output_fields)
+                predictor.demos = [
+                    shorten(d, config.demo_field_maxlen, keep=keep) for d in predictor.demos
+                ]
     return compiled
 
 

@@ -82,6 +82,11 @@ def main() -> int:
         help="[ROLE.]PARAM=VALUE for the uncompiled and baseline programs",
     )
     parser.add_argument("--option", action="append", default=[], help="benchmark KEY=VALUE")
+    parser.add_argument(
+        "--only-artifacts",
+        action="store_true",
+        help="measure only the artifacts (no uncompiled row, no baselines)",
+    )
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
@@ -99,17 +104,18 @@ def main() -> int:
     episodes = benchmark.episodes(options)
     model = args.model or settings.default_model
     rows: dict[str, dict[str, Any]] = {}
-    print(f"uncompiled {args.strategy}", file=sys.stderr)
-    rows[f"{args.strategy} (uncompiled)"] = measure(
-        benchmark, fresh(benchmark, args.strategy, options, model, args.sampling), episodes
-    )
+    if not args.only_artifacts:
+        print(f"uncompiled {args.strategy}", file=sys.stderr)
+        rows[f"{args.strategy} (uncompiled)"] = measure(
+            benchmark, fresh(benchmark, args.strategy, options, model, args.sampling), episodes
+        )
     for path in args.artifact:
         meta, _ = read_artifact(path, settings=settings)
         label = f"{meta.program.strategy} compiled ({Path(path).name})"
         print(label, file=sys.stderr)
         rows[label] = measure(benchmark, load(path, settings=settings, models=args.model), episodes)
         rows[label]["optimizer"] = meta.optimizer.model_dump() if meta.optimizer else None
-    for baseline in args.baseline or ["native"]:
+    for baseline in [] if args.only_artifacts else args.baseline or ["native"]:
         print(f"baseline {baseline}", file=sys.stderr)
         rows[baseline] = measure(
             benchmark, fresh(benchmark, baseline, options, model, args.sampling), episodes

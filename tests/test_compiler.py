@@ -84,6 +84,20 @@ def test_labeled_demos_are_gold_per_role(
     assert len({tuple(d.intents) for d in intent_demos}) == 3
 
 
+def test_demo_roles_and_maxlen_limit_the_demos(
+    skilled: tuple[FreyrProgram, SkilledLM], tmp_path: Path
+) -> None:
+    program, _ = skilled
+    report = _compile(
+        program, project(tmp_path), "labeled", demo_roles=("intent",), demo_field_maxlen=30
+    )
+    assert report.program.intent.predict.demos
+    assert all(not p.demos for p in report.program.parameters.predictors())
+    for demo in report.program.intent.predict.demos:
+        assert len(demo.tools) <= 32 and demo.tools.endswith(" …")
+        assert isinstance(demo.intents, list)  # outputs are never cut
+
+
 def test_compile_is_deterministic_for_a_seed(
     skilled: tuple[FreyrProgram, SkilledLM], tmp_path: Path
 ) -> None:

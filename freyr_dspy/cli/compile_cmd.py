@@ -14,7 +14,7 @@ import click
 from freyr_dspy.assignment import build_assignment
 from freyr_dspy.cli._common import echo_json, json_option, make_settings, model_options
 from freyr_dspy.compiler import CompileReport, EvalSummary
-from freyr_dspy.errors import ConfigError
+from freyr_dspy.errors import ConfigError, UnknownRoleError
 
 
 @click.command("compile")
@@ -45,6 +45,12 @@ from freyr_dspy.errors import ConfigError
     type=click.IntRange(min=20),
     default=None,
     help="Cut demo input fields longer than this many characters.",
+)
+@click.option(
+    "--demo-roles",
+    default=None,
+    metavar="ROLE,...",
+    help="Only these roles keep demos (default: every role).",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--dev-fraction", type=click.FloatRange(0.05, 0.9), default=0.3, show_default=True)
@@ -81,6 +87,7 @@ def command(
     budget: int | None,
     max_demos: int,
     demo_maxlen: int | None,
+    demo_roles: str | None,
     seed: int,
     dev_fraction: float,
     mode: str,
@@ -117,6 +124,7 @@ def command(
             seed=seed,
             max_demos=max_demos,
             demo_field_maxlen=demo_maxlen,
+            demo_roles=_roles(demo_roles, program.role_names),
             num_threads=settings.num_threads,
         )
     )
@@ -138,6 +146,16 @@ def command(
         echo_json(summary)
     else:
         _render(summary, report)
+
+
+def _roles(spec: str | None, known: tuple[str, ...]) -> tuple[str, ...] | None:
+    if spec is None:
+        return None
+    roles = tuple(r.strip() for r in spec.split(",") if r.strip())
+    for role in roles:
+        if role not in known:
+            raise UnknownRoleError(role, known)
+    return roles
 
 
 def parse_options(specs: tuple[str, ...]) -> dict[str, Any]:
