@@ -156,6 +156,19 @@ def test_several_intents_run_in_order_and_repeats_are_kept(build: Build) -> None
     assert all("list_tasks" not in spec for spec in tool_specs[:2])
 
 
+def test_a_call_that_exhausts_its_retries_stops_the_later_intents(build: Build) -> None:
+    engine = answers(
+        intent={"intents": ["add_task", "list_tasks", "add_task"]},
+        parameters={"arguments": {"titel": "milk"}},
+        summary=SUMMARY,
+    )
+    result = build(engine, max_retries=1)(message="add milk then list").result
+    assert [c.tool for c in result.calls] == ["add_task"]
+    assert result.intents == ["add_task", "list_tasks", "add_task"]
+    assert result.failure == "retries exhausted for add_task; not attempted: list_tasks, add_task"
+    assert engine.roles_called() == ["intent", "parameters", "parameters", "summary"]
+
+
 def test_tool_without_parameters_skips_the_parameters_role(build: Build) -> None:
     def ping() -> str:
         """Check that the service answers."""

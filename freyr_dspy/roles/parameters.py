@@ -30,6 +30,8 @@ class ParameterFiller(Role):
     """Fill in a tool's arguments from the request and the state."""
 
     signature = ParametersSignature
+    # One call's arguments fit in ~80 tokens; a small model that rambles on stops at the cap.
+    default_max_tokens = 160
 
     def parse_raw(self, text: str) -> dict[str, Any]:
         """Read arguments from a (broken) JSON object or ``- name: value`` lines."""

@@ -163,6 +163,18 @@ class Run:
         self.calls.append(record)
         return record
 
+    def call_until_exhausted(self, tool_names: list[str]) -> list[str]:
+        """Call each tool in order with retries; stop at the first that exhausts them.
+
+        FREYR stops there (LLMaker spec 4.2): later calls usually build on the failed one, and
+        a small model that planned a dozen wrong names would otherwise spend its retries on
+        every one of them. Returns the names never attempted.
+        """
+        for index, name in enumerate(tool_names):
+            if not self.call_with_retries(name).outcome.ok:
+                return tool_names[index + 1 :]
+        return []
+
     def result(self, reply: str, intents: list[str], failure: str | None = None) -> Result:
         """Package what this run produced."""
         return Result(

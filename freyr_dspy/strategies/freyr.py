@@ -40,15 +40,23 @@ def chat(run: Run, intents: list[str], failure: str | None = None) -> Result:
     return run.result(prediction.reply, intents, failure)
 
 
-def summarise(run: Run, intents: list[str], failure: str | None = None) -> Result:
+def summarise(
+    run: Run, intents: list[str], failure: str | None = None, skipped: list[str] | None = None
+) -> Result:
     """Report the outcomes of the calls made (FREYR's LLM_summary)."""
     prediction = run.call_role(
         "summary", message=run.message, outcomes=run.render_outcomes(), state=run.state_text()
     )
+    return run.result(prediction.reply, intents, failure or exhausted_failure(run, skipped))
+
+
+def exhausted_failure(run: Run, skipped: list[str] | None) -> str | None:
+    """Name the calls that exhausted their retries and those never attempted after them."""
     failed = [c.tool for c in run.calls if not c.outcome.ok]
-    if failed and failure is None:
-        failure = f"retries exhausted for {', '.join(failed)}"
-    return run.result(prediction.reply, intents, failure)
+    if not failed:
+        return None
+    text = f"retries exhausted for {', '.join(failed)}"
+    return f"{text}; not attempted: {', '.join(skipped)}" if skipped else text
 
 
 def run_freyr(run: Run) -> Result:
@@ -58,9 +66,8 @@ def run_freyr(run: Run) -> Result:
     if not tool_intents:
         failure = f"intent named no known tool: {', '.join(unknown)}" if unknown else None
         return chat(run, intents, failure)
-    for name in tool_intents:
-        run.call_with_retries(name)
-    return summarise(run, intents)
+    skipped = run.call_until_exhausted(tool_intents)
+    return summarise(run, intents, skipped=skipped)
 
 
 FREYR = FunctionStrategy(

@@ -16,7 +16,7 @@ from freyr_dspy.roles.tool_selection import Assessment, assess, render_selection
 from freyr_dspy.schemas import Result
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies.base import FunctionStrategy, Run
-from freyr_dspy.strategies.freyr import chat, summarise
+from freyr_dspy.strategies.freyr import chat, exhausted_failure, summarise
 
 logger = logging.getLogger(__name__)
 
@@ -53,14 +53,10 @@ def act_and_reply(run: Run, selected: list[str], failure: str | None = None) -> 
     respond = bool(run.program.options.get("respond", True))
     if not selected:
         return chat(run, [], failure) if respond else run.result("", [], failure)
-    for name in selected:
-        run.call_with_retries(name)
+    skipped = run.call_until_exhausted(selected)
     if respond:
-        return summarise(run, selected, failure)
-    failed = [c.tool for c in run.calls if not c.outcome.ok]
-    if failed and failure is None:
-        failure = f"retries exhausted for {', '.join(failed)}"
-    return run.result("", selected, failure)
+        return summarise(run, selected, failure, skipped)
+    return run.result("", selected, failure or exhausted_failure(run, skipped))
 
 
 def run_nlt(run: Run) -> Result:
