@@ -73,6 +73,8 @@ class Run:
     render_state: Callable[[Any], str]
     calls: list[CallRecord] = field(default_factory=list)
     usage: dict[str, RoleUsage] = field(default_factory=dict)
+    #: The tools planned so far, kept here so a model failure later in the run still reports them.
+    intents: list[str] = field(default_factory=list)
 
     @property
     def max_retries(self) -> int:

@@ -29,7 +29,8 @@ def recognise_intents(run: Run) -> tuple[list[str], list[str]]:
         state=run.state_text(),
     )
     intents, unknown = match_names(prediction.intents, run.toolbox.names, keep_repeats=True)
-    return intents[:MAX_INTENTS], unknown
+    run.intents = intents[:MAX_INTENTS]
+    return run.intents, unknown
 
 
 def chat(run: Run, intents: list[str], failure: str | None = None) -> Result:

@@ -132,7 +132,7 @@ def run_native(run: Run) -> Result:
         calls = prediction.calls.tool_calls
         if not calls:  # the model answered in text: its reply ends the turn
             return run.result(prediction.response, intents, _failure(failed))
-        intents = intents or [call.name for call in calls]
+        intents = run.intents = intents or [call.name for call in calls]
         results, failed = execute_calls(run, calls, len(history))
         history.append({**inputs, "calls": results})
         inputs = {}  # later rounds continue the conversation held in the history

@@ -51,6 +51,7 @@ def act_and_reply(run: Run, selected: list[str], failure: str | None = None) -> 
     written: the calls are the result.
     """
     respond = bool(run.program.options.get("respond", True))
+    run.intents = list(selected)
     if not selected:
         return chat(run, [], failure) if respond else run.result("", [], failure)
     skipped = run.call_until_exhausted(selected)
