@@ -33,7 +33,7 @@ from freyr_dspy.testing import unregister_fake
 @pytest.fixture
 def tiny(monkeypatch: pytest.MonkeyPatch) -> TinyBenchmark:
     # NOTE: only the tiny benchmark: the real ones are tested by their own suites.
-    monkeypatch.setattr(benchmarks_module, "BENCHMARK_MODULES", ())
+    monkeypatch.setattr(benchmarks_module.BENCHMARKS, "modules", ())
     return install(monkeypatch)
 
 

@@ -18,7 +18,7 @@ MODEL = "embedded/smollm2-135m"
 
 
 def test_runs_get_their_own_seed_and_repeat_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(benchmarks_module, "BENCHMARK_MODULES", ())
+    monkeypatch.setattr(benchmarks_module.BENCHMARKS, "modules", ())
     install(monkeypatch)
     engine = shared_engine(MODEL)
     seeds: list[Any] = []

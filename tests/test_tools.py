@@ -357,3 +357,17 @@ def test_duplicate_tool_names_are_rejected() -> None:
     tool = Tool.from_function(book_flight)
     with pytest.raises(ConfigError, match="duplicate tool name 'book_flight'"):
         Toolbox([tool, tool])
+
+
+def test_registries_import_their_plugins_lazily_and_suggest_names() -> None:
+    from freyr_dspy.benchmarks import get_benchmark
+    from freyr_dspy.domains import get_domain
+    from freyr_dspy.errors import UnknownNameError
+    from freyr_dspy.strategies import get_strategy
+
+    assert get_strategy("native").name == "native"  # registered by a plugin module
+    assert get_domain("todo").name == "todo"
+    with pytest.raises(
+        UnknownNameError, match=r"unknown benchmark 'llmakr'.*Did you mean 'llmaker'"
+    ):
+        get_benchmark("llmakr")
