@@ -3,80 +3,25 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import dspy
 import pytest
+from llama_server import ALIAS, llama_server
 
-from freyr_dspy.backends import make_lm, model_path
+from freyr_dspy.backends import make_lm
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.roles import IntentClassifier
 from freyr_dspy.schemas import RoleModel, Sampling
 
 pytestmark = pytest.mark.server
 
-ALIAS = "smollm2"
-STARTUP_SECONDS = 60
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_for_models(base: str, process: subprocess.Popen[bytes], log: Path) -> list[str]:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"llama_cpp.server exited: {log.read_text(encoding='utf-8')[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"{base}/models", timeout=2) as response:
-                return [m["id"] for m in json.load(response)["data"]]
-        except OSError:
-            time.sleep(0.25)
-    pytest.fail(f"llama_cpp.server did not answer in {STARTUP_SECONDS} s")
-
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Start the server on the embedded GGUF; yield its ``/v1`` URL; always stop it."""
-    port = free_port()
-    log = tmp_path_factory.mktemp("server") / "server.log"
-    command = [
-        sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(model_path("embedded/smollm2-135m")),
-        "--model_alias",
-        ALIAS,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--n_ctx",
-        "4096",
-    ]
-    with log.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        assert wait_for_models(base, process, log) == [ALIAS]
+    """A real llama_cpp.server on the embedded GGUF; yields its ``/v1`` URL."""
+    with llama_server(tmp_path_factory.mktemp("server")) as base:
         yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def test_role_over_http_parses_and_reports_usage(server: str) -> None:
