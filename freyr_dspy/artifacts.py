@@ -15,9 +15,7 @@ path outside the allowed folder.
 from __future__ import annotations
 
 import json
-import os
 import platform
-import tempfile
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -27,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from freyr_dspy._files import write_text_atomic
 from freyr_dspy.errors import ArtifactError, ConfigError, UnknownRoleError
 from freyr_dspy.optimizers import OptimizerConfig
 from freyr_dspy.program import FreyrProgram
@@ -175,7 +174,7 @@ def save(program: FreyrProgram, path: str | Path, meta: ArtifactMeta | None = No
         raise ArtifactError(f"program state is not JSON-serialisable: {exc}") from exc
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(target, text + "\n")
+    write_text_atomic(target, text + "\n")
     return target
 
 
@@ -351,21 +350,6 @@ def _assignment(
         else:
             recorded[role] = recorded[role].model_copy(update={"model": choice})
     return recorded
-
-
-def _atomic_write(target: Path, text: str) -> None:
-    handle = tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.", delete=False
-    )
-    try:
-        with handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(handle.name, target)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise
 
 
 def _contains_key(value: Any, key: str) -> bool:

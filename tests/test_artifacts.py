@@ -9,7 +9,7 @@ import dspy
 import pytest
 from compile_fakes import OPTIONS, SkilledLM, project, skilled_program
 
-from freyr_dspy import artifacts
+import freyr_dspy._files
 from freyr_dspy.artifacts import (
     ArtifactMeta,
     build_meta,
@@ -206,7 +206,7 @@ def test_writes_are_atomic(
     def crash(src: str, dst: str) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(artifacts.os, "replace", crash)
+    monkeypatch.setattr(freyr_dspy._files.os, "replace", crash)
     with pytest.raises(OSError, match="disk full"):
         save(program, path, build_meta(program))
     assert path.read_bytes() == before

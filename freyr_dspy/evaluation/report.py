@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from freyr_dspy._files import write_text_atomic
 from freyr_dspy.evaluation.aggregate import ALL_CASES, METRICS, aggregate_benchmark
 from freyr_dspy.evaluation.harness import Evaluation
 
@@ -69,16 +68,7 @@ def clean_json(value: Any) -> Any:
 
 def write_json(path: Path, data: Any) -> None:
     """Write JSON atomically (temp file + rename), so a crash never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def render_text(data: Mapping[str, Any]) -> str:

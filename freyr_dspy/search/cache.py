@@ -11,10 +11,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from freyr_dspy._files import write_text_atomic
 
 logger = logging.getLogger(__name__)
 
@@ -58,16 +58,8 @@ class EvaluationCache:
         path = self._path(key)
         if path is None:
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
         data = json.dumps({"evaluation": evaluation, "context": context}, indent=1, default=str)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_text_atomic(path, data)
 
     def _path(self, key: str) -> Path | None:
         return None if self.directory is None else self.directory / key[:2] / f"{key}.json"
