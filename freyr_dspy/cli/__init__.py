@@ -48,9 +48,10 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
 
 
 def _register_commands() -> None:
-    from freyr_dspy.cli import models, run, signatures
+    from freyr_dspy.cli import chat, models, run, signatures
 
     cli.add_command(run.run)
+    cli.add_command(chat.chat)
     cli.add_command(models.models)
     cli.add_command(signatures.signatures)
     for optional in ("eval_cmd", "compile_cmd", "search_cmd"):

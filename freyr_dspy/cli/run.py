@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -20,22 +21,36 @@ from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
 from freyr_dspy.settings import Settings
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def program_options(func: F) -> F:
+    """Add the options that choose a program: domain, strategy, artifact, state, models."""
+    for option in reversed(
+        [
+            click.option("--domain", default="todo", show_default=True, help="Registered domain."),
+            click.option(
+                "--state", "state_file", type=click.Path(path_type=Path), help="JSON state file."
+            ),
+            click.option("--strategy", default="freyr", show_default=True, help="Strategy name."),
+            click.option("--max-retries", default=3, show_default=True, type=click.IntRange(0, 10)),
+            click.option("--state-view", default=None, help="Which state rendering roles see."),
+            click.option(
+                "--program",
+                "program_path",
+                type=click.Path(path_type=Path),
+                default=None,
+                help="Compiled artifact (compiled/NAME.json); it fixes domain and strategy.",
+            ),
+        ]
+    ):
+        func = option(func)
+    return model_options(func)
+
 
 @click.command()
-@click.option("--domain", default="todo", show_default=True, help="Registered domain name.")
 @click.option("--message", "-m", required=True, help="The user's message.")
-@click.option("--state", "state_file", type=click.Path(path_type=Path), help="JSON state file.")
-@click.option("--strategy", default="freyr", show_default=True, help="Strategy name.")
-@click.option("--max-retries", default=3, show_default=True, type=click.IntRange(0, 10))
-@click.option("--state-view", default=None, help="Which state rendering the roles see.")
-@click.option(
-    "--program",
-    "program_path",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Compiled artifact (compiled/NAME.json); it fixes domain and strategy.",
-)
-@model_options
+@program_options
 @json_option
 def run(
     domain: str,
@@ -51,29 +66,52 @@ def run(
     as_json: bool,
 ) -> None:
     """Run a program on one message (the state file is read, never written)."""
-    settings = make_settings()
-    if program_path is not None:
-        program = load_program(program_path, settings, model_specs, sampling_specs, api_base)
-    else:
-        program = FreyrProgram(
-            domain, strategy=strategy, max_retries=max_retries, state_view=state_view
-        )
-        program.apply_assignment(
-            build_assignment(
-                program.role_names,
-                default_model=settings.default_model,
-                model_specs=model_specs,
-                sampling_specs=sampling_specs,
-                api_base=api_base,
-            ),
-            cache=settings.cache,
-        )
+    program = make_program(
+        domain,
+        strategy,
+        max_retries,
+        state_view,
+        program_path,
+        model_specs,
+        sampling_specs,
+        api_base,
+    )
     state = load_state_file(program, state_file) if state_file else None
     result: Result = program(message=message, state=state).result
     if as_json:
         echo_json(result.to_json_dict())
     else:
         render_result(result)
+
+
+def make_program(
+    domain: str,
+    strategy: str,
+    max_retries: int,
+    state_view: str | None,
+    program_path: Path | None,
+    model_specs: tuple[str, ...],
+    sampling_specs: tuple[str, ...],
+    api_base: str | None,
+) -> FreyrProgram:
+    """Load a compiled program, or build one for a domain and strategy, with its models."""
+    settings = make_settings()
+    if program_path is not None:
+        return load_program(program_path, settings, model_specs, sampling_specs, api_base)
+    program = FreyrProgram(
+        domain, strategy=strategy, max_retries=max_retries, state_view=state_view
+    )
+    program.apply_assignment(
+        build_assignment(
+            program.role_names,
+            default_model=settings.default_model,
+            model_specs=model_specs,
+            sampling_specs=sampling_specs,
+            api_base=api_base,
+        ),
+        cache=settings.cache,
+    )
+    return program
 
 
 def load_program(
