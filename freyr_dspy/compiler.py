@@ -62,13 +62,16 @@ def load_trainset(
 ) -> list[dspy.Example]:
     """Read the benchmark's training episodes as examples (one per step).
 
+    A first step without ``start_state`` starts from the domain's initial state (stateless
+    domains such as NLT's have nothing else), so it stands alone like any other.
+
     Raises:
-        ConfigError: when a training step has no ``start_state`` of its own.
+        ConfigError: when a later step has no ``start_state`` of its own.
     """
     examples = []
     for episode in benchmark.train_episodes(settings.trainsets_dir, options):
-        for step in episode.steps:
-            if step.start_state is None:
+        for index, step in enumerate(episode.steps):
+            if index > 0 and step.start_state is None:
                 raise ConfigError(
                     f"training step {step.id!r} of {benchmark.name} has no "
                     "start_state; training steps must be standalone"

@@ -8,7 +8,7 @@ import pytest
 from compile_fakes import MAGIC, OPTIONS, SkilledLM, project, skilled_program
 
 from freyr_dspy.artifacts import program_state
-from freyr_dspy.benchmarks.base import Step
+from freyr_dspy.benchmarks.base import Episode, EvalOptions, Step
 from freyr_dspy.benchmarks.todo import TodoBenchmark
 from freyr_dspy.compiler import (
     compile_program,
@@ -208,3 +208,24 @@ def test_compile_save_load_run_on_the_embedded_default(tmp_path: Path) -> None:
     assert program_state(loaded) == program_state(report.program)
     result = loaded(message="Add a task called fixture delta.").result
     assert result.usage["intent"].lm_calls >= 1 and result.usage["intent"].input_tokens > 0
+
+
+class _TwoStepBenchmark(TodoBenchmark):
+    """Training episodes of two steps; the second may lack its own start state."""
+
+    def __init__(self, second_state: object) -> None:
+        self.second_state = second_state
+
+    def train_episodes(self, trainsets_dir: Path, options: EvalOptions) -> list[Episode]:
+        first = Step(id="a", message="add milk")  # no start_state: the initial state
+        second = Step(id="b", message="list", start_state=self.second_state)
+        return [Episode(id="e", case="train", steps=(first, second))]
+
+
+def test_a_later_step_must_carry_its_own_start_state(tmp_path: Path) -> None:
+    settings = project(tmp_path)
+    examples = load_trainset(_TwoStepBenchmark({"tasks": []}), settings, OPTIONS)
+    assert [e.step.id for e in examples] == ["a", "b"]
+    assert examples[0].state is None  # the domain's initial state
+    with pytest.raises(ConfigError, match=r"training step 'b' .* has no start_state"):
+        load_trainset(_TwoStepBenchmark(None), settings, OPTIONS)
