@@ -146,17 +146,6 @@ def test_trainset_hash_follows_the_data(tmp_path: Path) -> None:
     assert trainset_sha256(changed) != digest
 
 
-def test_training_steps_must_carry_their_state() -> None:
-    class NoState(TodoBenchmark):
-        def train_episodes(self, trainsets_dir, options):  # type: ignore[no-untyped-def]
-            from freyr_dspy.benchmarks.base import Episode
-
-            return [Episode(id="e", case="c", steps=(Step(id="s", message="hi"),))]
-
-    with pytest.raises(ConfigError, match="start_state"):
-        load_trainset(NoState(), Settings(), OPTIONS)
-
-
 def test_select_demos_prefers_short_and_varied() -> None:
     demos = [
         dspy.Example(message="a" * 50, intents=["add_task"]),
