@@ -75,6 +75,31 @@ def test_eval_json_out_and_resume(
     assert again["benchmarks"] == saved["benchmarks"]
 
 
+def test_report_only_reads_a_partial_checkpoint_and_runs_nothing(
+    tiny: TinyBenchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "results.json"
+    assert main(eval_args(tmp_path, "--runs", "1", "--out", str(out))) == 0
+    checkpoint = tmp_path / "results.json.checkpoint.jsonl"
+    lines = checkpoint.read_text().splitlines(keepends=True)
+    # two finished units, and a third still being written by a running evaluation
+    partial = "".join(lines[:3]) + lines[3][: len(lines[3]) // 2]
+    checkpoint.write_text(partial)
+    out.unlink()
+    capsys.readouterr()
+    args = eval_args(tmp_path, "--runs", "2", "--out", str(out), "--json", "--report-only")
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert "partial report: 2 of 16 units finished" in captured.err
+    assert report["config"]["units"] == 2 and report["config"]["planned_units"] == 16
+    assert len(report["records"]) == 2
+    assert checkpoint.read_text() == partial  # read only: the half-written line is left alone
+    assert not out.exists()
+    code = main([*eval_args(tmp_path, "--report-only")])
+    assert code == 2 and "pass --out" in capsys.readouterr().err
+
+
 def test_eval_config_mismatch_and_restart(
     tiny: TinyBenchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from freyr_dspy.cli._common import echo_json, json_option, make_settings, model_options
+from freyr_dspy.errors import ConfigError
 from freyr_dspy.evaluation import (
     PAPER_SAMPLING,
     EvalConfig,
@@ -100,6 +101,11 @@ def benchmark_options(func: Callable[..., Any]) -> Callable[..., Any]:
     help="Save config, aggregates and raw records as JSON; resumable.",
 )
 @click.option("--restart", is_flag=True, help="Discard the --out checkpoint; start over.")
+@click.option(
+    "--report-only",
+    is_flag=True,
+    help="Run nothing: report the units already in the --out checkpoint (also mid-run).",
+)
 @benchmark_options
 @model_options
 @json_option
@@ -114,6 +120,7 @@ def command(
     jobs: int,
     out: Path | None,
     restart: bool,
+    report_only: bool,
     model_specs: tuple[str, ...],
     sampling_specs: tuple[str, ...],
     api_base: str | None,
@@ -143,12 +150,22 @@ def command(
         jobs=jobs,
         settings=settings,
     )
-    with _progress_bar() as progress:
-        evaluation = evaluate(
-            config, checkpoint=checkpoint_path(out), restart=restart, progress=progress
+    if report_only:
+        if out is None:
+            raise ConfigError("--report-only reads the checkpoint of --out FILE; pass --out")
+        evaluation = evaluate(config, checkpoint=checkpoint_path(out), report_only=True)
+        click.echo(
+            f"partial report: {len(evaluation.units)} of {len(evaluation.plan.units)} units "
+            "finished",
+            err=True,
         )
+    else:
+        with _progress_bar() as progress:
+            evaluation = evaluate(
+                config, checkpoint=checkpoint_path(out), restart=restart, progress=progress
+            )
     data = report_data(evaluation)
-    if out is not None:
+    if out is not None and not report_only:
         write_json(out, data)
         click.echo(f"saved {out}", err=True)
     if as_json:

@@ -37,6 +37,8 @@ class Checkpoint:
         fingerprint: ``EvalConfig.fingerprint()`` of the running evaluation.
         settings: the fingerprinted settings, stored in the header to explain a mismatch.
         restart: discard an existing file instead of resuming from it.
+        read_only: only read the finished units (another process may still be writing the
+            file): an incomplete last line is skipped, never cut off.
 
     Raises:
         ConfigError: when the file was written by a different configuration.
@@ -44,13 +46,25 @@ class Checkpoint:
     """
 
     def __init__(
-        self, path: Path, fingerprint: str, settings: Mapping[str, Any], *, restart: bool = False
+        self,
+        path: Path,
+        fingerprint: str,
+        settings: Mapping[str, Any],
+        *,
+        restart: bool = False,
+        read_only: bool = False,
     ) -> None:
         self.path = path
         self.fingerprint = fingerprint
         self.settings = dict(settings)
         self.finished: dict[UnitKey, UnitResult] = {}
         self._lock = threading.Lock()
+        self.read_only = read_only
+        if read_only:
+            if not path.exists():
+                raise ConfigError(f"no checkpoint at {str(path)!r}: nothing has been evaluated yet")
+            self._read()
+            return
         if restart and path.exists():
             path.unlink()
         if path.exists():
@@ -68,12 +82,16 @@ class Checkpoint:
 
     def append(self, unit: UnitResult) -> None:
         """Record a finished unit durably (flushed and synced before returning)."""
+        if self.read_only:
+            raise RuntimeError("a read-only checkpoint cannot record units")
         with self._lock:
             self._write({"fingerprint": self.fingerprint, **unit.to_json()})
             self.finished[unit.key] = unit
 
     def close(self) -> None:
         """Close the file."""
+        if self.read_only:
+            return
         with self._lock:
             self._file.close()
 
@@ -111,6 +129,8 @@ class Checkpoint:
                             f"corrupt checkpoint line ({exc}); "
                             "fix or delete the file, or pass --restart",
                         ) from exc
+                    if self.read_only:  # a unit still being written: not finished yet
+                        return
                     logger.warning(
                         "%s:%d: ignoring an incomplete last line (the process was "
                         "probably killed while writing it)",
@@ -120,7 +140,7 @@ class Checkpoint:
                     _truncate(self.path, offset)
                     return
             offset += len(line) + 1
-        if raw and not raw.endswith(b"\n"):
+        if raw and not raw.endswith(b"\n") and not self.read_only:
             _truncate(self.path, len(raw.rstrip(b"\n")))
             with self.path.open("a", encoding="utf-8") as handle:
                 handle.write("\n")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from freyr_dspy.errors import ConfigError
 from freyr_dspy.evaluation.checkpoint import Checkpoint
 from freyr_dspy.evaluation.config import EvalConfig
 from freyr_dspy.evaluation.plan import Plan, Unit, build_program, make_plan
@@ -49,6 +50,7 @@ class Evaluation:
             "fingerprint": self.config.fingerprint(),
             "contestants": {b: [c.label for c in cs] for b, cs in self.plan.contestants.items()},
             "units": len(self.units),
+            "planned_units": len(self.plan.units),
             "resumed_units": self.resumed,
         }
 
@@ -59,6 +61,7 @@ def evaluate(
     checkpoint: Path | None = None,
     restart: bool = False,
     progress: Progress | None = None,
+    report_only: bool = False,
 ) -> Evaluation:
     """Run an evaluation, resuming from ``checkpoint`` when it holds finished units.
 
@@ -67,9 +70,11 @@ def evaluate(
         checkpoint: JSONL file of finished units (None: no resume).
         restart: discard the checkpoint's units instead of resuming.
         progress: called with (finished, total) at the start and after every unit.
+        report_only: run nothing; report the units the checkpoint already holds (safe while
+            another process is still writing it).
 
     Returns:
-        Every unit's records, in plan order.
+        Every unit's records, in plan order (only the finished ones with ``report_only``).
 
     Raises:
         ConfigError: for unknown names, bad specs, or a checkpoint of another configuration.
@@ -83,6 +88,8 @@ def evaluate(
             "to the seconds measured per step",
             config.jobs,
         )
+    if report_only:
+        return _finished_so_far(plan, config, checkpoint)
     store = _open(checkpoint, config, restart)
     try:
         planned = {unit.key for unit in plan.units}
@@ -99,6 +106,14 @@ def evaluate(
         store.close()
     units = tuple(finished[unit.key] for unit in plan.units)
     return Evaluation(config=config, plan=plan, units=units, resumed=resumed)
+
+
+def _finished_so_far(plan: Plan, config: EvalConfig, path: Path | None) -> Evaluation:
+    if path is None:
+        raise ConfigError("a report of finished units needs the checkpoint's --out file")
+    stored = Checkpoint(path, config.fingerprint(), config.result_settings(), read_only=True)
+    units = tuple(stored.finished[u.key] for u in plan.units if u.key in stored.finished)
+    return Evaluation(config=config, plan=plan, units=units, resumed=len(units))
 
 
 def run_unit(unit: Unit, config: EvalConfig) -> UnitResult:
