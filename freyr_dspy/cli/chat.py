@@ -33,30 +33,9 @@ PROMPT = "you> "
     help="Write the state here after every turn (atomically).",
 )
 @json_option
-def chat(
-    domain: str,
-    state_file: Path | None,
-    strategy: str,
-    max_retries: int,
-    state_view: str | None,
-    program_path: Path | None,
-    model_specs: tuple[str, ...],
-    sampling_specs: tuple[str, ...],
-    api_base: str | None,
-    save_state: Path | None,
-    as_json: bool,
-) -> None:
+def chat(state_file: Path | None, save_state: Path | None, as_json: bool, **choice: Any) -> None:
     """Talk to a program; state and conversation carry over between turns."""
-    program = make_program(
-        domain,
-        strategy,
-        max_retries,
-        state_view,
-        program_path,
-        model_specs,
-        sampling_specs,
-        api_base,
-    )
+    program = make_program(**choice)
     session = ChatSession(program, load_state_file(program, state_file) if state_file else None)
     for line in _lines(interactive=sys.stdin.isatty() and not as_json):
         command = line.strip()

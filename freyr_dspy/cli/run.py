@@ -52,30 +52,9 @@ def program_options(func: F) -> F:
 @click.option("--message", "-m", required=True, help="The user's message.")
 @program_options
 @json_option
-def run(
-    domain: str,
-    message: str,
-    state_file: Path | None,
-    strategy: str,
-    max_retries: int,
-    state_view: str | None,
-    program_path: Path | None,
-    model_specs: tuple[str, ...],
-    sampling_specs: tuple[str, ...],
-    api_base: str | None,
-    as_json: bool,
-) -> None:
+def run(message: str, state_file: Path | None, as_json: bool, **choice: Any) -> None:
     """Run a program on one message (the state file is read, never written)."""
-    program = make_program(
-        domain,
-        strategy,
-        max_retries,
-        state_view,
-        program_path,
-        model_specs,
-        sampling_specs,
-        api_base,
-    )
+    program = make_program(**choice)
     state = load_state_file(program, state_file) if state_file else None
     result: Result = program(message=message, state=state).result
     if as_json:
@@ -85,6 +64,7 @@ def run(
 
 
 def make_program(
+    *,
     domain: str,
     strategy: str,
     max_retries: int,
@@ -94,7 +74,10 @@ def make_program(
     sampling_specs: tuple[str, ...],
     api_base: str | None,
 ) -> FreyrProgram:
-    """Load a compiled program, or build one for a domain and strategy, with its models."""
+    """Load a compiled program, or build one for a domain and strategy, with its models.
+
+    Its keywords are the options ``program_options`` adds, so commands pass them on as they are.
+    """
     settings = make_settings()
     if program_path is not None:
         return load_program(program_path, settings, model_specs, sampling_specs, api_base)
