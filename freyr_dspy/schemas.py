@@ -27,6 +27,7 @@ class CallRecord(BaseModel):
     outcome: Outcome
     attempts: int = 1
     errors: list[str] = Field(default_factory=list, description="feedback of failed attempts")
+    gave_up: bool = Field(default=False, description="the model judged no arguments could work")
 
 
 class RoleUsage(BaseModel):

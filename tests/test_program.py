@@ -106,10 +106,11 @@ def test_error_is_fed_back_and_the_retry_succeeds(build: Build) -> None:
     assert call.arguments == {"title": "milk", "priority": 5}
     feedbacks = [c.inputs["feedback"] for c in engine.calls if c.role == "parameters"]
     assert feedbacks[0] == "none"
-    assert feedbacks[1] == (
+    assert feedbacks[1].startswith(
         "Calling add_task with {'title': 'milk', 'priority': 9} failed: "
-        "add_task failed: priority must be between 1 and 5, got 9"
+        "add_task failed: priority must be between 1 and 5, got 9\n"
     )
+    assert '{"give_up": "<why>"}' in feedbacks[1]
     assert result.usage["parameters"].lm_calls == 2
     assert result.failure is None
 
@@ -167,6 +168,47 @@ def test_a_call_that_exhausts_its_retries_stops_the_later_intents(build: Build) 
     assert result.intents == ["add_task", "list_tasks", "add_task"]
     assert result.failure == "retries exhausted for add_task; not attempted: list_tasks, add_task"
     assert engine.roles_called() == ["intent", "parameters", "parameters", "summary"]
+
+
+@pytest.mark.parametrize(
+    "give_up", [{"arguments": {"give_up": "no such room"}}, {"arguments": "OpError"}]
+)
+def test_giving_up_after_an_error_costs_no_more_attempts_and_later_calls_run(
+    build: Build, give_up: Answer
+) -> None:
+    def parameters(call: FakeCall) -> Answer:
+        if "list_tasks" in call.inputs["tool"]:
+            return {"arguments": {}}
+        return {"arguments": {"titel": "milk"}} if call.inputs["feedback"] == "none" else give_up
+
+    engine = answers(
+        intent={"intents": ["add_task", "list_tasks"]}, parameters=parameters, summary=SUMMARY
+    )
+    start = TodoState(tasks=[Task(title="bread")])
+    result = build(engine, max_retries=3)(message="add milk then list", state=start).result
+    abandoned, listed = result.calls
+    assert abandoned.gave_up and not abandoned.outcome.ok
+    assert abandoned.attempts == len(abandoned.errors) == 1
+    assert abandoned.arguments == {"titel": "milk"}
+    assert abandoned.outcome.message.startswith("not possible: ")
+    assert "unexpected argument 'titel'" in abandoned.outcome.message
+    assert listed.tool == "list_tasks" and listed.outcome.ok
+    assert result.state == start
+    assert result.failure == "gave up on add_task"
+    assert engine.roles_called() == ["intent", *["parameters"] * 3, "summary"]
+
+
+def test_give_up_on_the_first_attempt_is_an_ordinary_bad_call(build: Build) -> None:
+    """The opt-out is offered only after an error; before it, it is just wrong arguments."""
+    engine = answers(
+        intent={"intents": ["add_task"]},
+        parameters={"arguments": {"give_up": "lazy"}},
+        summary=SUMMARY,
+    )
+    result = build(engine, max_retries=0)(message="add milk").result
+    [call] = result.calls
+    assert not call.gave_up and "unexpected argument 'give_up'" in call.errors[0]
+    assert result.failure == "retries exhausted for add_task"
 
 
 def test_tool_without_parameters_skips_the_parameters_role(build: Build) -> None:

@@ -132,7 +132,7 @@ class LLMakerBenchmark:
 
 
 def failure_kind(domain: bool, design: bool, result: Result) -> str | None:
-    """Classify a failed step: model, parse, retries, domain or design (None on success)."""
+    """Classify a failed step: model, parse, gave_up, retries, domain or design (None if passed)."""
     if design:
         return None
     failure = result.failure or ""
@@ -140,8 +140,9 @@ def failure_kind(domain: bool, design: bool, result: Result) -> str | None:
         return "model"
     if not result.calls and ("no known tool" in failure or "parse" in failure):
         return "parse"
-    if not domain and any(not c.outcome.ok for c in result.calls):
-        return "retries"
+    failed_calls = [c for c in result.calls if not c.outcome.ok]
+    if not domain and failed_calls:
+        return "gave_up" if all(c.gave_up for c in failed_calls) else "retries"
     return "domain" if not domain else "design"
 
 

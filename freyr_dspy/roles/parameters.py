@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import dspy
 
 from freyr_dspy.parsing import parse_arguments
 from freyr_dspy.roles.base import Role
+
+#: What a model writes instead of arguments when no change of them can fix the last error
+#: (FREYR's ``OpError`` opt-out). It is offered only in the feedback of a failed attempt.
+GIVE_UP = "give_up"
+_GIVE_UP_WORD = re.compile(r"\b(give_up|OpError)\b", re.IGNORECASE)
 
 
 class ParametersSignature(dspy.Signature):
@@ -38,5 +44,25 @@ class ParameterFiller(Role):
         return {"arguments": text}
 
     def clean(self, outputs: dict[str, Any]) -> dict[str, Any]:
-        """Accept a dict, a JSON string or bullet lines."""
-        return {"arguments": parse_arguments(outputs.get("arguments"))}
+        """Accept a dict, a JSON string or bullet lines; a bare give-up word is kept as such."""
+        raw = outputs.get("arguments")
+        arguments = parse_arguments(raw)
+        if not arguments and isinstance(raw, str) and _GIVE_UP_WORD.search(raw):
+            arguments = {GIVE_UP: raw.strip()}
+        return {"arguments": arguments}
+
+
+def give_up_feedback(tool: str, arguments: dict[str, Any], error: str) -> str:
+    """The feedback of a failed attempt, offering the opt-out when retrying cannot help."""
+    return (
+        f"Calling {tool} with {arguments} failed: {error}\n"
+        f'If other arguments can fix this, write them. If no arguments can, write {{"{GIVE_UP}": '
+        '"<why>"} instead.'
+    )
+
+
+def gives_up(arguments: dict[str, Any], tool_parameters: set[str]) -> str | None:
+    """The model's reason when ``arguments`` is the opt-out rather than a real call."""
+    if GIVE_UP in arguments and GIVE_UP not in tool_parameters:
+        return str(arguments[GIVE_UP]).strip() or "no reason given"
+    return None

@@ -16,6 +16,7 @@ import dspy
 from dspy.utils.exceptions import LMError
 
 from freyr_dspy.errors import BackendError, ConfigError, FakeLMError
+from freyr_dspy.roles.parameters import give_up_feedback, gives_up
 from freyr_dspy.schemas import CallRecord, Outcome, Result, RoleUsage
 from freyr_dspy.tools import Toolbox
 from freyr_dspy.tools.toolbox import render_tool_spec
@@ -131,10 +132,13 @@ class Run:
         """FREYR's inner loop: parameters -> execute -> on error, feed it back and retry.
 
         The parameters role sees only this tool's spec. It gets ``1 + max_retries`` attempts.
+        After a failure it may give up instead (FREYR's ``OpError``): an operation that no
+        arguments can make valid then costs no more attempts, and later calls still run.
         """
         box = toolbox or self.toolbox
         tool = box.get(tool_name)
         spec = render_tool_spec(tool)
+        parameter_names = {p.name for p in tool.parameters}
         feedback = "none"
         errors: list[str] = []
         arguments: dict[str, Any] = {}
@@ -149,12 +153,15 @@ class Run:
                     tool=spec,
                     feedback=feedback,
                 )
+                reason = gives_up(prediction.arguments, parameter_names) if errors else None
+                if reason is not None:
+                    return self._record_give_up(tool.name, arguments, errors, reason)
                 arguments = prediction.arguments
             outcome = self.execute(tool.name, arguments)
             if outcome.ok:
                 break
             errors.append(outcome.message)
-            feedback = f"Calling {tool.name} with {arguments} failed: {outcome.message}"
+            feedback = give_up_feedback(tool.name, arguments, outcome.message)
         record = CallRecord(
             tool=tool.name,
             arguments=arguments,
@@ -165,15 +172,33 @@ class Run:
         self.calls.append(record)
         return record
 
+    def _record_give_up(
+        self, tool: str, arguments: dict[str, Any], errors: list[str], reason: str
+    ) -> CallRecord:
+        """Record a call the model abandoned after ``errors``; its last arguments are kept."""
+        message = f"not possible: {reason} (last error: {errors[-1]})"
+        record = CallRecord(
+            tool=tool,
+            arguments=arguments,
+            outcome=Outcome(ok=False, message=message),
+            attempts=len(errors),
+            errors=errors,
+            gave_up=True,
+        )
+        self.calls.append(record)
+        return record
+
     def call_until_exhausted(self, tool_names: list[str]) -> list[str]:
         """Call each tool in order with retries; stop at the first that exhausts them.
 
         FREYR stops there (LLMaker spec 4.2): later calls usually build on the failed one, and
         a small model that planned a dozen wrong names would otherwise spend its retries on
-        every one of them. Returns the names never attempted.
+        every one of them. A call the model gave up on does not stop the rest. Returns the
+        names never attempted.
         """
         for index, name in enumerate(tool_names):
-            if not self.call_with_retries(name).outcome.ok:
+            record = self.call_with_retries(name)
+            if not record.outcome.ok and not record.gave_up:
                 return tool_names[index + 1 :]
         return []
 

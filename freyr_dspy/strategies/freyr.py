@@ -52,12 +52,17 @@ def summarise(
 
 
 def exhausted_failure(run: Run, skipped: list[str] | None) -> str | None:
-    """Name the calls that exhausted their retries and those never attempted after them."""
-    failed = [c.tool for c in run.calls if not c.outcome.ok]
-    if not failed:
-        return None
-    text = f"retries exhausted for {', '.join(failed)}"
-    return f"{text}; not attempted: {', '.join(skipped)}" if skipped else text
+    """Name the calls given up on, those that exhausted their retries, and those skipped."""
+    parts = []
+    gave_up = [c.tool for c in run.calls if c.gave_up]
+    exhausted = [c.tool for c in run.calls if not c.outcome.ok and not c.gave_up]
+    if gave_up:
+        parts.append(f"gave up on {', '.join(gave_up)}")
+    if exhausted:
+        parts.append(f"retries exhausted for {', '.join(exhausted)}")
+    if skipped:
+        parts.append(f"not attempted: {', '.join(skipped)}")
+    return "; ".join(parts) or None
 
 
 def run_freyr(run: Run) -> Result:

@@ -142,8 +142,10 @@ def test_score_failure_kinds(llmaker_dir: Path) -> None:
     weak = toolbox.execute("add_enemy", {**SHADOW, "hp": 5}, before).state
     assert LLMAKER_BENCHMARK.score(_step(), before, _result(weak)).failure_kind == "design"
     failed = CallRecord(tool="add_enemy", arguments={}, outcome=Outcome(ok=False, message="bad"))
+    abandoned = failed.model_copy(update={"gave_up": True})
     kinds = {
         "retries": _result(before, [failed], failure="retries exhausted for add_enemy"),
+        "gave_up": _result(before, [abandoned], failure="gave up on add_enemy"),
         "model": _result(before, failure="intent model failed: timeout"),
         "parse": _result(before, failure="intent named no known tool: add_enemies"),
         "domain": _result(before),
