@@ -29,6 +29,11 @@ class CallRecord(BaseModel):
     errors: list[str] = Field(default_factory=list, description="feedback of failed attempts")
     gave_up: bool = Field(default=False, description="the model judged no arguments could work")
 
+    @property
+    def exhausted(self) -> bool:
+        """Failed after every attempt, as opposed to succeeding or being given up on."""
+        return not self.outcome.ok and not self.gave_up
+
 
 class RoleUsage(BaseModel):
     """Cost accounting of one role over one request."""

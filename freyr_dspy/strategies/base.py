@@ -143,6 +143,7 @@ class Run:
         errors: list[str] = []
         arguments: dict[str, Any] = {}
         outcome = Outcome(ok=False, message="not attempted")
+        gave_up = False
         for _attempt in range(1 + self.max_retries):
             if tool.parameters:
                 prediction = self.call_role(
@@ -155,7 +156,9 @@ class Run:
                 )
                 reason = gives_up(prediction.arguments, parameter_names) if errors else None
                 if reason is not None:
-                    return self._record_give_up(tool.name, arguments, errors, reason)
+                    message = f"not possible: {reason} (last error: {errors[-1]})"
+                    outcome, gave_up = Outcome(ok=False, message=message), True
+                    break
                 arguments = prediction.arguments
             outcome = self.execute(tool.name, arguments)
             if outcome.ok:
@@ -168,22 +171,7 @@ class Run:
             outcome=outcome,
             attempts=len(errors) + (1 if outcome.ok else 0),
             errors=errors,
-        )
-        self.calls.append(record)
-        return record
-
-    def _record_give_up(
-        self, tool: str, arguments: dict[str, Any], errors: list[str], reason: str
-    ) -> CallRecord:
-        """Record a call the model abandoned after ``errors``; its last arguments are kept."""
-        message = f"not possible: {reason} (last error: {errors[-1]})"
-        record = CallRecord(
-            tool=tool,
-            arguments=arguments,
-            outcome=Outcome(ok=False, message=message),
-            attempts=len(errors),
-            errors=errors,
-            gave_up=True,
+            gave_up=gave_up,
         )
         self.calls.append(record)
         return record
@@ -197,8 +185,7 @@ class Run:
         names never attempted.
         """
         for index, name in enumerate(tool_names):
-            record = self.call_with_retries(name)
-            if not record.outcome.ok and not record.gave_up:
+            if self.call_with_retries(name).exhausted:
                 return tool_names[index + 1 :]
         return []
 

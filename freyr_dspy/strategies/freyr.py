@@ -55,7 +55,7 @@ def exhausted_failure(run: Run, skipped: list[str] | None) -> str | None:
     """Name the calls given up on, those that exhausted their retries, and those skipped."""
     parts = []
     gave_up = [c.tool for c in run.calls if c.gave_up]
-    exhausted = [c.tool for c in run.calls if not c.outcome.ok and not c.gave_up]
+    exhausted = [c.tool for c in run.calls if c.exhausted]
     if gave_up:
         parts.append(f"gave up on {', '.join(gave_up)}")
     if exhausted:
