@@ -1,6 +1,10 @@
 """freyr-dspy: reliable, cheap tool use for small LLMs, as compiled DSPy programs."""
 
+from __future__ import annotations
+
+import importlib
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
 from freyr_dspy.artifacts import load
 from freyr_dspy.backends import make_lm
@@ -22,6 +26,9 @@ from freyr_dspy.settings import Settings
 from freyr_dspy.strategies import STRATEGIES
 from freyr_dspy.tools import Tool, Toolbox, ToolParameter
 
+if TYPE_CHECKING:
+    from freyr_dspy.tools.mcp import McpConnection
+
 try:
     __version__ = version("freyr-dspy")
 except PackageNotFoundError:  # running from a source tree that was not installed
@@ -38,6 +45,7 @@ __all__ = [
     "Domain",
     "FreyrError",
     "FreyrProgram",
+    "McpConnection",
     "Outcome",
     "Result",
     "RoleModel",
@@ -56,3 +64,10 @@ __all__ = [
     "make_lm",
     "register_domain",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # NOTE: the MCP SDK takes about a second to import; load it only when asked for.
+    if name == "McpConnection":
+        return importlib.import_module("freyr_dspy.tools.mcp").McpConnection
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,7 +21,7 @@ from freyr_dspy.errors import ConfigError
 from freyr_dspy.parsing import match_names
 from freyr_dspy.schemas import CallRecord, Outcome, Result
 from freyr_dspy.strategies.base import Run
-from freyr_dspy.tools import Toolbox
+from freyr_dspy.tools import Toolbox, recorded_outcome
 
 #: Most calls one plan may hold: the benchmark's longest gold plan has 5, and a tiny model
 #: that loops on a name must not pay for more.
@@ -82,8 +82,10 @@ def finish(
     for index, name in enumerate(plan.get("API", [])):
         args = arguments[index] if index < len(arguments) else {}
         known = box.resolve(str(name)) is not None
-        outcome = Outcome(
-            ok=known, message="planned (not executed)" if known else f"unknown API {name!r}"
+        outcome = (
+            recorded_outcome(str(name))
+            if known
+            else Outcome(ok=False, message=f"unknown API {name!r}")
         )
         run.calls.append(
             CallRecord(

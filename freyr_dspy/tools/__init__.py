@@ -1,14 +1,39 @@
-"""Tools the model can call, and the toolbox that renders and executes them."""
+"""Tools the model can call, and the toolbox that renders and executes them.
+
+``McpConnection`` is imported on first use: the MCP SDK takes about a second to import.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from freyr_dspy.tools.tool import STATE_PARAMETER, Tool, ToolParameter
-from freyr_dspy.tools.toolbox import CatalogLevel, Execution, Toolbox, normalize_name
+from freyr_dspy.tools.toolbox import (
+    CatalogLevel,
+    Execution,
+    Toolbox,
+    normalize_name,
+    recorded_outcome,
+)
+
+if TYPE_CHECKING:
+    from freyr_dspy.tools.mcp import McpConnection
 
 __all__ = [
     "STATE_PARAMETER",
     "CatalogLevel",
     "Execution",
+    "McpConnection",
     "Tool",
     "ToolParameter",
     "Toolbox",
     "normalize_name",
+    "recorded_outcome",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "McpConnection":
+        return importlib.import_module("freyr_dspy.tools.mcp").McpConnection
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,26 +1,39 @@
 """``Tool``: a typed, validated function the model may call.
 
 A tool is built from a typed Python callable (its docstring gives the description and the
-``Args:`` section the parameter descriptions) or from a pydantic model of its arguments.
-Arguments are validated by a pydantic model built from the parameters, so lax coercion
-("5" -> 5 for an int) comes for free and nothing the model writes is ever evaluated as code.
+``Args:`` section the parameter descriptions), from a pydantic model of its arguments, from a
+JSON schema (OpenAI tool dicts, MCP servers) or from a ``dspy.Tool``. Arguments of the first
+two are validated by a pydantic model built from the parameters, so lax coercion ("5" -> 5 for
+an int) comes for free; a JSON-schema tool keeps its whole schema, nested parts included, and
+validates against it (``validation``). Nothing the model writes is ever evaluated as code.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import re
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from freyr_dspy.errors import ConfigError, ToolError
+from freyr_dspy.tools.coercion import match_choice, match_names
+from freyr_dspy.tools.docstrings import doc_summary, parse_args_section
+from freyr_dspy.tools.parameter import ToolParameter
+from freyr_dspy.tools.schema import normalize_schema, parameters_from_schema
+from freyr_dspy.tools.validation import ArgumentSchema
+
+if TYPE_CHECKING:
+    import dspy
+
+__all__ = ["STATE_PARAMETER", "Tool", "ToolParameter"]
 
 #: Name of the parameter through which a tool receives (a copy of) the domain state.
 STATE_PARAMETER = "state"
@@ -29,23 +42,12 @@ _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", 
 
 
 @dataclass(frozen=True)
-class ToolParameter:
-    """One argument of a tool, as shown to the model."""
-
-    name: str
-    type: str
-    description: str = ""
-    required: bool = True
-    default: Any = None
-    enum: tuple[Any, ...] = ()
-
-
-@dataclass(frozen=True)
 class Tool:
     """A callable the program can run on the model's behalf.
 
     ``func`` may be None for spec-only tools (benchmarks that score the call, not its effect);
-    executing one records the call and returns a neutral ok outcome.
+    executing one records the call and returns a neutral ok outcome. ``schema`` is the full
+    JSON schema of the arguments of a tool built from one; it then drives validation.
     """
 
     name: str
@@ -57,6 +59,7 @@ class Tool:
     takes_state: bool = False
     #: Free-form extra data of the domain (e.g. a benchmark's return-parameter spec).
     extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    schema: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def summary(self) -> str:
@@ -77,8 +80,10 @@ class Tool:
         Raises:
             ToolError: listing every unknown, missing or mistyped argument precisely.
         """
+        if self.schema is not None:
+            return self._argument_schema.check(self.name, arguments)
         known = {p.name for p in self.parameters}
-        arguments = _match_names(arguments, known)
+        arguments = match_names(arguments, known)
         unknown = sorted(set(arguments) - known)
         problems = [
             f"unexpected argument {name!r} (expected: {', '.join(sorted(known)) or 'none'})"
@@ -101,8 +106,18 @@ class Tool:
         """The model that validates arguments; built once, as creating one costs ~1 ms."""
         return self.arguments_model or _arguments_model(self)
 
+    @functools.cached_property
+    def _argument_schema(self) -> ArgumentSchema:
+        assert self.schema is not None
+        return ArgumentSchema(self.schema)
+
     def json_schema(self) -> dict[str, Any]:
-        """Return the OpenAI-style JSON schema of the arguments (``{"type": "object", ...}``)."""
+        """Return the OpenAI-style JSON schema of the arguments (``{"type": "object", ...}``).
+
+        A tool built from a JSON schema gives back that schema whole (nested parts included).
+        """
+        if self.schema is not None:
+            return copy.deepcopy(self.schema)
         properties: dict[str, Any] = {}
         for p in self.parameters:
             prop: dict[str, Any] = {"type": p.type}
@@ -146,7 +161,7 @@ class Tool:
             ConfigError: when a parameter has no type annotation.
         """
         doc = inspect.getdoc(func) or ""
-        arg_docs = _parse_args_section(doc)
+        arg_docs = parse_args_section(doc)
         hints = typing.get_type_hints(func, include_extras=True)
         params: list[ToolParameter] = []
         fields: dict[str, Any] = {}
@@ -165,7 +180,7 @@ class Tool:
         model = create_model(f"{func.__name__}_arguments", __config__=_ARGS_CONFIG, **fields)
         return cls(
             name=name or func.__name__,
-            description=description or _doc_summary(doc),
+            description=description or doc_summary(doc),
             parameters=tuple(params),
             library=library,
             func=func,
@@ -201,13 +216,80 @@ class Tool:
         takes_state = func is not None and STATE_PARAMETER in inspect.signature(func).parameters
         return cls(
             name=name or _snake(arguments.__name__),
-            description=description or _doc_summary(inspect.getdoc(arguments) or ""),
+            description=description or doc_summary(inspect.getdoc(arguments) or ""),
             parameters=params,
             library=library,
             func=func,
             arguments_model=arguments,
             takes_state=takes_state,
         )
+
+    @classmethod
+    def from_json_schema(
+        cls,
+        name: str,
+        description: str,
+        parameters: Mapping[str, Any] | None,
+        *,
+        function: Callable[..., Any] | None = None,
+        library: str | None = None,
+    ) -> Tool:
+        """Build a tool from a JSON schema of its arguments (OpenAI ``parameters`` shape).
+
+        The schema is kept whole (``json_schema()`` returns it) and validates every call,
+        nested objects and arrays included. Habitual type names (``str``, ``float``, ``dict``,
+        ``list``, ``tuple``, ``any``...) are read as their JSON Schema types.
+
+        Args:
+            name: the tool name, kept exactly (dots and dashes included).
+            description: what the tool does, for the model.
+            parameters: ``{"type": "object", "properties": {...}, "required": [...]}``, or
+                None for a tool without arguments.
+            function: called with the validated arguments as keywords (plus ``state`` when it
+                declares that parameter); None makes a spec-only tool whose calls are recorded.
+            library: the library the tool belongs to (for gating).
+
+        Raises:
+            ConfigError: for an empty name, a function that is not callable or a bad schema.
+        """
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError(f"a tool name must be a non-empty string, got {name!r}")
+        if description is not None and not isinstance(description, str):
+            raise ConfigError(f"tool {name!r}: description must be a string")
+        if function is not None and not callable(function):
+            raise ConfigError(f"tool {name!r}: function must be callable, got {function!r}")
+        schema = normalize_schema(name, parameters)
+        takes_state = STATE_PARAMETER not in schema["properties"] and _declares_state(function)
+        return cls(
+            name=name,
+            description=description or "",
+            parameters=parameters_from_schema(schema),
+            library=library,
+            func=function,
+            takes_state=takes_state,
+            schema=schema,
+        )
+
+    @classmethod
+    def from_dspy(cls, tool: dspy.Tool, *, library: str | None = None) -> Tool:
+        """Build a tool from a ``dspy.Tool``: its name, description, args schema and function.
+
+        Raises:
+            ConfigError: when ``tool`` is not a ``dspy.Tool`` or its args are not a schema.
+        """
+        from freyr_dspy.tools.dspy_tool import dspy_parts
+
+        name, description, schema, function = dspy_parts(tool)
+        return cls.from_json_schema(name, description, schema, function=function, library=library)
+
+
+def _declares_state(function: Callable[..., Any] | None) -> bool:
+    if function is None:
+        return False
+    try:
+        return STATE_PARAMETER in inspect.signature(function).parameters
+    except (TypeError, ValueError):  # builtins and some C callables have no signature
+        return False
 
 
 # Small models often write 5 for a text field; "5" is what they meant.
@@ -224,27 +306,9 @@ def _arguments_model(tool: Tool) -> type[BaseModel]:
     return create_model(f"{tool.name}_arguments", __config__=_ARGS_CONFIG, **fields)
 
 
-def _name_key(name: str) -> str:
-    return re.sub(r"[\s_\-`'\"]+", "", name).lower()
-
-
-def _match_names(arguments: dict[str, Any], known: set[str]) -> dict[str, Any]:
-    """Rename written argument names that spell a parameter differently ("Title" -> "title")."""
-    keys = {_name_key(name): name for name in known}
-    renamed: dict[str, Any] = {}
-    for name, value in arguments.items():
-        target = name if name in known else keys.get(_name_key(str(name)), name)
-        # A second spelling of a parameter already given stays unknown, so it is reported.
-        renamed[name if target in renamed or target in arguments else target] = value
-    return renamed
-
-
 def _match_choice(param: ToolParameter, value: Any) -> Any:
     """Map a written choice onto the declared one it spells ("2" -> 2, "Open" -> "open")."""
-    if not param.enum or value in param.enum:
-        return value
-    written = str(value).strip().strip("'\"").lower()
-    return next((choice for choice in param.enum if str(choice).lower() == written), value)
+    return match_choice(value, param.enum) if param.enum else value
 
 
 def _parameter(
@@ -290,32 +354,6 @@ def _unwrap_annotated(annotation: Any) -> tuple[Any, str]:
 
 def _is_model(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
-
-
-def _doc_summary(doc: str) -> str:
-    """Return the docstring without its Google-style sections."""
-    head = re.split(r"\n\s*(Args|Arguments|Returns|Raises|Examples?):\s*\n", doc, maxsplit=1)[0]
-    return " ".join(head.split())
-
-
-def _parse_args_section(doc: str) -> dict[str, str]:
-    """Read ``name: description`` entries of a Google-style ``Args:`` section."""
-    match = re.search(r"\n\s*(?:Args|Arguments):\s*\n(.*?)(?:\n\s*\n|\n\s*\w+:\s*\n|$)", doc, re.S)
-    if not match:
-        return {}
-    result: dict[str, str] = {}
-    current = None
-    entry_indent = -1
-    for line in match.group(1).splitlines():
-        indent = len(line) - len(line.lstrip())
-        entry = re.match(r"\s*(\w+)(?:\s*\([^)]*\))?:\s*(.*)", line)
-        # A line indented deeper than the entries continues the previous description.
-        if entry and (current is None or indent <= entry_indent):
-            current, entry_indent = entry.group(1), indent
-            result[current] = entry.group(2).strip()
-        elif current:
-            result[current] = (result[current] + " " + line.strip()).strip()
-    return result
 
 
 def _describe_errors(tool: Tool, exc: ValidationError) -> list[str]:

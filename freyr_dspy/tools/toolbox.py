@@ -1,4 +1,8 @@
-"""``Toolbox``: a domain's tools, grouped in libraries, rendered as catalogs, executed safely."""
+"""``Toolbox``: a domain's tools, grouped in libraries, rendered as catalogs, executed safely.
+
+Tools come from Python functions and pydantic models, or as users bring them: OpenAI tool
+dicts (``Toolbox.from_openai``), an MCP server (``Toolbox.from_mcp``) or ``dspy.Tool``s.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +10,23 @@ import copy
 import json
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
 from freyr_dspy.errors import ConfigError, ToolError, did_you_mean
 from freyr_dspy.schemas import Outcome
+from freyr_dspy.tools.openai_spec import tools_from_openai
+from freyr_dspy.tools.schema import describe_type
 from freyr_dspy.tools.tool import STATE_PARAMETER, Tool
+
+if TYPE_CHECKING:
+    from mcp import StdioServerParameters
+
+    from freyr_dspy.tools.mcp import McpConnection
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +40,11 @@ class Execution:
     outcome: Outcome
     state: Any
     arguments: dict[str, Any] = field(default_factory=dict)
+
+
+def recorded_outcome(name: str) -> Outcome:
+    """The outcome of a spec-only call: recorded, nothing executed (benchmarks score the call)."""
+    return Outcome(ok=True, message=f"{name}: call recorded (spec-only tool, not executed).")
 
 
 def normalize_name(name: str) -> str:
@@ -48,6 +65,79 @@ class Toolbox:
             self._tools[tool.name] = tool
         self._by_key = {normalize_name(name): tool for name, tool in self._tools.items()}
         self.library_descriptions = dict(library_descriptions or {})
+        self._closers: list[Callable[[], None]] = []
+
+    @classmethod
+    def from_openai(
+        cls,
+        tools: Sequence[Mapping[str, Any]],
+        functions: Mapping[str, Callable[..., Any]] | None = None,
+        *,
+        library: str | None = None,
+    ) -> Toolbox:
+        """Build a toolbox from OpenAI tool dicts, as users copy them from an API call.
+
+        Args:
+            tools: ``{"type": "function", "function": {name, description, parameters}}`` or
+                bare ``{name, description, parameters}`` dicts, in catalog order.
+            functions: tool name -> Python callable that executes it; tools without one are
+                spec-only (their calls are recorded, not executed).
+            library: the library of every tool (for gating).
+
+        Raises:
+            ConfigError: in one line, for a malformed dict or a function naming no tool.
+        """
+        return cls(tools_from_openai(tools, functions, library=library))
+
+    @classmethod
+    def from_mcp(
+        cls,
+        server: McpConnection | StdioServerParameters | str | Sequence[str],
+        *,
+        library: str | None = None,
+        timeout: float = 30.0,
+    ) -> Toolbox:
+        """Build a toolbox from the tools of an MCP server; each call runs on the server.
+
+        Args:
+            server: an open ``McpConnection`` (shared, left open), or what starts one that the
+                toolbox owns and ``close()`` ends: a command (``["python", "server.py"]`` or
+                ``"python server.py"``), ``mcp.StdioServerParameters``, or an ``http(s)://``
+                URL of a Streamable HTTP server.
+            library: the library of every tool (for gating).
+            timeout: seconds to wait for the server to start, list its tools or answer a call.
+
+        Raises:
+            ConfigError: when the server cannot be started or lists an unusable tool.
+        """
+        from freyr_dspy.tools.mcp import McpConnection, mcp_tools
+
+        if isinstance(server, McpConnection):
+            return cls(mcp_tools(server.open(), library=library))
+        connection = McpConnection(server, timeout=timeout)
+        try:
+            box = cls(mcp_tools(connection.open(), library=library))
+        except BaseException:
+            connection.close()
+            raise
+        box._closers.append(connection.close)
+        return box
+
+    def close(self) -> None:
+        """Release what the toolbox holds open (an MCP server it started); safe to repeat."""
+        while self._closers:
+            self._closers.pop()()
+
+    def __enter__(self) -> Toolbox:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
 
     def __len__(self) -> int:
         return len(self._tools)
@@ -140,7 +230,7 @@ class Toolbox:
         except ToolError as exc:
             return Execution(Outcome(ok=False, message=str(exc)), state, arguments)
         if tool.func is None:
-            return Execution(Outcome(ok=True, message=f"{tool.name} called."), state, validated)
+            return Execution(recorded_outcome(tool.name), state, validated)
         working = _copy_state(state) if tool.takes_state else state
         kwargs = dict(validated)
         if tool.takes_state:
@@ -163,7 +253,9 @@ def render_tool_spec(tool: Tool) -> str:
         flag = "required" if p.required else f"optional, default {p.default!r}"
         choices = f", one of {', '.join(map(str, p.enum))}" if p.enum else ""
         desc = f": {p.description}" if p.description else ""
-        lines.append(f"    - {p.name} ({p.type}, {flag}{choices}){desc}")
+        # A JSON-schema tool shows nested shapes: "array of {sku: string, qty?: integer}".
+        shown = describe_type(p.schema) if p.schema and not p.enum else p.type
+        lines.append(f"    - {p.name} ({shown}, {flag}{choices}){desc}")
     if not tool.parameters:
         lines.append("    (no parameters)")
     return "\n".join(lines)
