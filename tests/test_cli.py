@@ -44,13 +44,19 @@ def one_line_error(err: str) -> str:
 def test_models_lists_the_embedded_models(freyr) -> None:  # type: ignore[no-untyped-def]
     code, out, _ = freyr("models")
     assert code == 0
-    assert "embedded/smollm2-135m" in out and "embedded/gemma3-270m" in out
-    assert "ollama_chat/qwen2.5:7b" in out
+    for model_id in ("qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "smollm2-135m"):
+        assert f"embedded/{model_id}" in out
+    assert "Apache-2.0 (Qwen)" in out and "1117 MB" in out
+    assert "gemma" not in out  # a base model without a chat template: dropped
+    assert "ollama_chat/qwen2.5:7b" in out and "gguf:" in out
     code, out, _ = freyr("models", "--json")
     data = json.loads(out)
-    smol = next(m for m in data["embedded"] if m["id"] == "embedded/smollm2-135m")
-    assert smol["installed"] is True
-    assert data["examples"]
+    rows = {m["id"]: m for m in data["embedded"]}
+    assert rows["embedded/smollm2-135m"]["installed"] is True
+    assert rows["embedded/qwen2.5-coder-1.5b"]["role"] == "default"
+    assert rows["embedded/qwen2.5-coder-0.5b"]["role"] == "fast"
+    assert rows["embedded/qwen2.5-coder-1.5b"]["license"] == "Apache-2.0 (Qwen)"
+    assert data["examples"] and data["cache"]
 
 
 def test_run_json_has_reply_calls_state_usage(freyr) -> None:  # type: ignore[no-untyped-def]

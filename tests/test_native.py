@@ -13,12 +13,18 @@ import dspy
 import pytest
 from dspy.lm15 import Config, FunctionTool, Message, Request
 
-from freyr_dspy.backends.llamacpp import LlamaCppEngine, _tool_results_as_user
+from freyr_dspy.backends.llamacpp import LlamaCppEngine
+from freyr_dspy.backends.llamacpp_tools import tool_results_as_user
 from freyr_dspy.domains.example import TodoState
 from freyr_dspy.errors import ToolUnsupportedError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result, RoleModel, Sampling
-from freyr_dspy.strategies.native import as_dspy_tool, native_adapter
+from freyr_dspy.strategies.native import (
+    NativeToolsAdapter,
+    NativeToolsSignature,
+    as_dspy_tool,
+    native_adapter,
+)
 from freyr_dspy.testing import FakeCall, FunctionLM, register_fake, unregister_fake
 
 
@@ -204,7 +210,7 @@ def test_tool_results_become_user_turns_for_llamacpp_handlers() -> None:
         },
         {"role": "tool", "tool_call_id": "c1", "content": "ERROR: bad"},
     ]
-    converted = _tool_results_as_user(messages)
+    converted = tool_results_as_user(messages)
     assert converted[:2] == messages[:2]
     assert converted[2] == {"role": "user", "content": "Result of functions.add_task: ERROR: bad"}
 
@@ -213,8 +219,18 @@ def test_native_adapter_turns_native_calling_on() -> None:
     assert native_adapter(None).use_native_function_calling
     assert isinstance(native_adapter(dspy.ChatAdapter()), dspy.ChatAdapter)
     assert native_adapter(dspy.ChatAdapter()).use_native_function_calling
-    json_adapter = dspy.JSONAdapter()
-    assert native_adapter(json_adapter) is json_adapter
+    native = native_adapter(dspy.JSONAdapter())
+    assert isinstance(native, NativeToolsAdapter) and native.use_native_function_calling
+    assert native_adapter(native) is native
+
+
+def test_native_adapter_asks_for_tool_calls_not_a_json_reply() -> None:
+    adapter = NativeToolsAdapter()
+    system = adapter.format_system_message(NativeToolsSignature)
+    closing = adapter.user_message_output_requirements(NativeToolsSignature)
+    assert "JSON object" not in closing  # that talked Qwen out of calling tools
+    assert "Outputs will be a JSON object" not in system
+    assert "Call the tools" in system and "Call the tools" in closing
 
 
 def test_dspy_tool_carries_the_exact_schema() -> None:

@@ -406,7 +406,13 @@ def test_result_json_has_the_documented_keys(build: Build) -> None:
     data = build(engine)(message="hi").result.to_json_dict()
     assert {"reply", "calls", "state", "usage", "intents", "failure", "total_usage"} <= set(data)
     assert data["state"] == {"tasks": []}
-    assert set(data["usage"]["chat"]) == {"lm_calls", "input_tokens", "output_tokens", "seconds"}
+    assert set(data["usage"]["chat"]) == {
+        "lm_calls",
+        "input_tokens",
+        "cached_input_tokens",
+        "output_tokens",
+        "seconds",
+    }
 
 
 def test_render_conversation() -> None:

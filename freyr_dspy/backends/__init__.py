@@ -1,15 +1,37 @@
 """Model backends: one factory from a model id to a ``dspy.LM``."""
 
-from freyr_dspy.backends.embedded import EMBEDDED_MODELS, EmbeddedModel, is_installed, model_path
+from freyr_dspy.backends.embedded import (
+    EMBEDDED_MODELS,
+    GGUF_PREFIX,
+    EmbeddedModel,
+    PackagedFile,
+    PartPackages,
+    is_installed,
+    is_ready,
+    model_cache_dir,
+    model_path,
+    register_embedded_model,
+    use_model_cache,
+)
 from freyr_dspy.backends.factory import EXAMPLE_IDS, make_lm
 from freyr_dspy.backends.llamacpp import LlamaCppEngine
+from freyr_dspy.backends.parts import Part, PartSet
 
 __all__ = [
     "EMBEDDED_MODELS",
     "EXAMPLE_IDS",
+    "GGUF_PREFIX",
     "EmbeddedModel",
     "LlamaCppEngine",
+    "PackagedFile",
+    "Part",
+    "PartPackages",
+    "PartSet",
     "is_installed",
+    "is_ready",
     "make_lm",
+    "model_cache_dir",
     "model_path",
+    "register_embedded_model",
+    "use_model_cache",
 ]

@@ -11,7 +11,7 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.backends.embedded import EMBEDDED_MODELS, shared_engine
+from freyr_dspy.backends.embedded import EMBEDDED_MODELS, GGUF_PREFIX, shared_engine
 from freyr_dspy.errors import UnknownModelError
 from freyr_dspy.schemas import Sampling
 
@@ -22,6 +22,7 @@ OLLAMA_DEFAULT_BASE = "http://localhost:11434"
 OLLAMA_NUM_CTX = 8192
 
 EXAMPLE_IDS = (
+    "gguf:/path/to/model.gguf (any local GGUF, in-process)",
     "ollama_chat/qwen2.5:7b",
     "openai/gpt-4o-mini",
     "hosted_vllm/<name> (with api_base=http://127.0.0.1:8000/v1)",
@@ -39,7 +40,8 @@ def make_lm(
     """Build the LM for one role.
 
     Args:
-        model_id: ``embedded/<name>``, ``fake/<name>`` or any DSPy/litellm model string.
+        model_id: ``embedded/<name>``, ``gguf:<path>``, ``fake/<name>`` or any DSPy/litellm
+            model string.
         sampling: temperature, top_p, top_k (where the backend has it), max_tokens, seed.
         api_base: server URL for OpenAI-compatible servers or Ollama.
         cache: use DSPy's response cache; off by default because cached calls report no
@@ -50,8 +52,8 @@ def make_lm(
     """
     kwargs: dict[str, Any] = (sampling or Sampling()).as_kwargs()
     provider = model_id.split("/", 1)[0] if "/" in model_id else ""
-    if provider == "embedded":
-        if model_id not in EMBEDDED_MODELS:
+    if model_id.startswith(GGUF_PREFIX) or provider == "embedded":
+        if provider == "embedded" and model_id not in EMBEDDED_MODELS:
             raise UnknownModelError(model_id, EMBEDDED_MODELS)
         kwargs.setdefault("max_tokens", 512)
         return dspy.LM(model_id, engine=shared_engine(model_id), cache=cache, **kwargs)
@@ -63,7 +65,8 @@ def make_lm(
         raise UnknownModelError(
             model_id,
             [*EMBEDDED_MODELS, *_with_provider(model_id), *(f"{p}/" for p in _remote_providers())],
-            hint="Use embedded/<name>, fake/<name> or a litellm id such as ollama_chat/<tag>.",
+            hint="Use embedded/<name>, gguf:<path>, fake/<name> or a litellm id such as "
+            "ollama_chat/<tag>.",
         )
     return _remote_lm(model_id, provider, kwargs, api_base, cache)
 

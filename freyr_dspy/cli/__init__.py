@@ -27,6 +27,15 @@ def cli(ctx: click.Context, debug: bool, verbose: int, quiet: bool) -> None:
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
     _configure_logging(verbose, quiet)
+    _use_model_cache()
+
+
+def _use_model_cache() -> None:
+    """Assemble embedded models where the settings say (``FREYR_MODEL_CACHE``)."""
+    from freyr_dspy.backends import use_model_cache
+    from freyr_dspy.cli._common import make_settings
+
+    use_model_cache(make_settings().model_cache_dir)
 
 
 def _configure_logging(verbose: int, quiet: bool) -> None:

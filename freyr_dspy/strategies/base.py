@@ -116,6 +116,7 @@ class Run:
         spent = RoleUsage(
             lm_calls=len(entries),
             input_tokens=sum(int(e.get("prompt_tokens") or 0) for e in entries),
+            cached_input_tokens=sum(_cached_tokens(e) for e in entries),
             output_tokens=sum(int(e.get("completion_tokens") or 0) for e in entries),
             seconds=seconds,
         )
@@ -228,3 +229,9 @@ def _args_text(arguments: dict[str, Any]) -> str:
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text[:300]
+
+
+def _cached_tokens(usage_entry: dict[str, Any]) -> int:
+    """Prompt tokens a backend reused from its cache (OpenAI's ``prompt_tokens_details``)."""
+    details = usage_entry.get("prompt_tokens_details") or {}
+    return int(details.get("cached_tokens") or 0)

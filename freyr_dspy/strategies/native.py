@@ -27,6 +27,7 @@ from freyr_dspy.schemas import CallRecord, Outcome, Result
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies.base import FunctionStrategy, ModelFailure, Run
 from freyr_dspy.tools import Tool
+from freyr_dspy.tools.schema import inline_refs
 
 ROLE = "native"
 
@@ -73,20 +74,53 @@ class NativeToolCaller(Role):
         return {"calls": calls, "response": str(outputs.get("response") or "").strip()}
 
 
+class NativeToolsAdapter(dspy.JSONAdapter):
+    """``dspy.JSONAdapter`` for native tool calling: tools first, a plain-text reply otherwise.
+
+    DSPy's own format asks for a JSON object with the reply field, and that talks a small model
+    out of calling tools (Qwen2.5-Coder answered ``{"response": ...}`` every time). Here the
+    model is asked for tool calls through its own tool format, or else a plain-text reply;
+    ``NativeToolCaller.parse_raw`` reads that text as the reply.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(use_native_function_calling=True)
+
+    def format_field_structure(self, signature: type[dspy.Signature]) -> str:
+        """Describe the reply instead of a JSON structure."""
+        return (
+            "Call the tools the message needs, through the tool-calling format. When no tool "
+            "call is needed, or the work is done, reply to the user in plain text."
+        )
+
+    def user_message_output_requirements(self, signature: type[dspy.Signature]) -> str:
+        """Ask for the tool calls the message needs, else a plain reply."""
+        return "Call the tools this message needs now, or reply in plain text."
+
+    def _prepare_response_format(self, lm: Any, lm_kwargs: Any, signature: Any) -> None:
+        # NOTE: no JSON-schema output format: it would forbid the tool calls themselves.
+        return None
+
+
 def native_adapter(adapter: dspy.Adapter | None) -> dspy.Adapter:
     """The active adapter with native function calling on (ChatAdapter has it off)."""
-    if adapter is not None and adapter.use_native_function_calling:
+    if isinstance(adapter, NativeToolsAdapter):
         return adapter
     if isinstance(adapter, dspy.JSONAdapter):
-        return dspy.JSONAdapter(use_native_function_calling=True)
+        return NativeToolsAdapter()
+    if adapter is not None and adapter.use_native_function_calling:
+        return adapter
     return dspy.ChatAdapter(use_native_function_calling=True)
 
 
 def as_dspy_tool(tool: Tool) -> dspy.Tool:
     """Describe a freyr tool to DSPy with exactly its JSON schema (never executed by DSPy)."""
     schema = tool.json_schema()
+    # NOTE: DSPy gets the properties alone, so local $refs ($defs of MCP/pydantic tools) would
+    # point nowhere: inline them first.
+    properties = inline_refs(schema["properties"], schema)
     args = {}
-    for name, spec in schema["properties"].items():
+    for name, spec in properties.items():
         arg = dict(spec)
         if name not in schema["required"]:
             arg["default"] = next(p.default for p in tool.parameters if p.name == name)
@@ -214,6 +248,7 @@ register_strategy(NATIVE)
 __all__ = [
     "NATIVE",
     "NativeToolCaller",
+    "NativeToolsAdapter",
     "NativeToolsSignature",
     "as_dspy_tool",
     "check_tool_support",
