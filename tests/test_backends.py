@@ -138,6 +138,7 @@ class StubLlama:
 
     def create_chat_completion(self, **kwargs: Any) -> dict[str, Any]:
         self.requests.append(kwargs)
+        self.prompt_evaluated += 23  # of the 123 prompt tokens below: 100 came from the cache
         return {
             "id": "chatcmpl-1",
             "choices": [{"message": self.message, "finish_reason": self.finish_reason}],
@@ -178,6 +179,8 @@ def test_engine_turns_the_json_schema_into_a_grammar_and_reports_usage() -> None
     )
     [usage] = tracker.usage_data["embedded/stub"]
     assert (usage["prompt_tokens"], usage["completion_tokens"]) == (123, 7)
+    assert usage["prompt_tokens_details"]["cached_tokens"] == 100
+    assert (engine.prompt_tokens_sent, engine.prompt_tokens_evaluated) == (123, 23)
 
 
 def test_engine_defaults_temperature_zero_and_a_token_cap() -> None:

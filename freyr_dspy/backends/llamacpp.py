@@ -251,12 +251,21 @@ def _training_context(model_path: str) -> int:
 
 @functools.cache
 def _counting_llama_class() -> type:
-    """A ``Llama`` that counts the prompt tokens it really evaluates (the rest were reused).
+    """A ``Llama`` that counts the prompt tokens it evaluates and saves slim prefix states.
 
     NOTE: ``generate`` first evaluates what is left of the prompt after the prefix match, then
     samples; the first ``eval`` of each ``generate`` is therefore the prompt's uncached suffix.
+
+    NOTE: ``Llama.save_state`` also copies its logits buffer (n_batch x n_vocab floats: 311 MB
+    for Qwen's 152k vocabulary) into every saved state, uncounted by the RAM cache's capacity;
+    a few calls then filled GBs and each save took a second. A restored state is always
+    re-evaluated from its last token (``_requires_eval``), so those logits are never read: the
+    states kept here hold only llama.cpp's own state (KV cache) and the token ids.
     """
-    from llama_cpp import Llama
+    import ctypes
+
+    import numpy as np
+    from llama_cpp import Llama, LlamaState, llama_cpp
 
     class CountingLlama(Llama):  # type: ignore[misc]
         prompt_evaluated = 0
@@ -275,5 +284,29 @@ def _counting_llama_class() -> type:
         def sample(self, *args: Any, **kwargs: Any) -> Any:
             self._in_prompt = False  # a fully cached prompt samples without evaluating
             return super().sample(*args, **kwargs)
+
+        def save_state(self) -> Any:
+            size = llama_cpp.llama_state_get_size(self._ctx.ctx)
+            buffer = (ctypes.c_uint8 * int(size))()
+            written = int(llama_cpp.llama_state_get_data(self._ctx.ctx, buffer, size))
+            return LlamaState(
+                input_ids=self.input_ids.copy(),
+                scores=np.empty((0, self._n_vocab), dtype=np.single),
+                n_tokens=self.n_tokens,
+                llama_state=bytes(buffer)[:written],
+                llama_state_size=written,
+                seed=self._seed,
+            )
+
+        def load_state(self, state: Any) -> None:
+            self.input_ids = state.input_ids.copy()
+            self.n_tokens = state.n_tokens
+            self._requires_eval = True  # the next generate re-evaluates, refreshing the logits
+            self._seed = state.seed
+            data = (ctypes.c_uint8 * state.llama_state_size).from_buffer_copy(state.llama_state)
+            if llama_cpp.llama_state_set_data(self._ctx.ctx, data, state.llama_state_size) != (
+                state.llama_state_size
+            ):
+                raise RuntimeError("llama.cpp refused a saved prefix state")
 
     return CountingLlama
