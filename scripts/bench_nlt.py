@@ -406,7 +406,7 @@ def print_tables(report: dict[str, Any]) -> None:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=None, help="benchmark data directory")
-    parser.add_argument("--model", default="embedded/smollm2-135m")
+    parser.add_argument("--model", default="embedded/qwen2.5-coder-1.5b")
     parser.add_argument("--api-base", default=None)
     parser.add_argument(
         "--benchmarks", type=lambda s: s.split(","), default=["nlt-alex", "nlt-sage"]

@@ -1,6 +1,6 @@
 """Does mixing models per role beat one model for all roles? A small real search says.
 
-Runs a model-assignment search over the embedded models (SmolLM2-135M, Gemma-3-270M) on a
+Runs a model-assignment search over the embedded models (SmolLM2-135M, Qwen2.5-Coder 0.5B/1.5B) on a
 few dev episodes, with every single-model assignment queued so it is always measured, then
 prints the Pareto front and the best single-model vs the best mixed assignment, and writes
 everything as JSON. Sampling is greedy and fixed so that only the role -> model assignment
@@ -32,7 +32,7 @@ from freyr_dspy.search import SearchSpace, baseline, format_table, search_assign
 from freyr_dspy.search.storage import open_storage
 from freyr_dspy.settings import Settings
 
-MODELS = "embedded/smollm2-135m,embedded/gemma3-270m"
+MODELS = "embedded/smollm2-135m,embedded/qwen2.5-coder-0.5b,embedded/qwen2.5-coder-1.5b"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

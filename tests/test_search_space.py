@@ -13,16 +13,16 @@ from freyr_dspy.search import EvaluationCache, SearchSpace, TrialConfig, baselin
 from freyr_dspy.search.space import TrialPicker, parse_bounds, parse_candidates, supports_top_k
 from freyr_dspy.search.storage import redact, storage_url
 
-SMOL, GEMMA, GPT = "embedded/smollm2-135m", "embedded/gemma3-270m", "openai/gpt-4o-mini"
+SMOL, QWEN, GPT = "embedded/smollm2-135m", "embedded/qwen2.5-coder-0.5b", "openai/gpt-4o-mini"
 
 
 def test_baseline_is_the_default_configuration() -> None:
-    space = SearchSpace(candidates={"intent": (GEMMA, SMOL), "*": (GPT, SMOL)})
+    space = SearchSpace(candidates={"intent": (QWEN, SMOL), "*": (GPT, SMOL)})
     config, params = baseline(space)
 
     assert config.strategy == "freyr" and config.max_retries == 3 and config.num_demos == 0
     assert {r: s.model for r, s in config.assignment.items()} == {
-        "intent": GEMMA,
+        "intent": QWEN,
         "parameters": GPT,
         "summary": GPT,
         "chat": GPT,
@@ -30,7 +30,7 @@ def test_baseline_is_the_default_configuration() -> None:
     intent = config.assignment["intent"].sampling
     assert (intent.temperature, intent.top_p, intent.top_k, intent.seed) == (0.0, 1.0, 40, 0)
     assert config.assignment["parameters"].sampling.top_k is None  # openai has no top-k
-    assert params["model.intent"] == GEMMA and params["max_retries"] == 3
+    assert params["model.intent"] == QWEN and params["max_retries"] == 3
     assert "sampling.intent.top_k" in params and "sampling.parameters.top_k" not in params
     assert "strategy" not in params  # a single choice is fixed, not searched
 
@@ -50,9 +50,9 @@ def test_defaults_are_clamped_into_the_searched_ranges() -> None:
 
 
 def test_a_trial_suggests_every_open_dimension_by_name() -> None:
-    space = SearchSpace(candidates={"intent": (SMOL, GEMMA), "*": (SMOL,)}, max_retries=(0, 3))
+    space = SearchSpace(candidates={"intent": (SMOL, QWEN), "*": (SMOL,)}, max_retries=(0, 3))
     fixed = {
-        "model.intent": GEMMA,
+        "model.intent": QWEN,
         "sampling.intent.temperature": 0.3,
         "sampling.intent.top_p": 0.65,
         "sampling.intent.top_k": 100,
@@ -65,7 +65,7 @@ def test_a_trial_suggests_every_open_dimension_by_name() -> None:
     }
     config = suggest(TrialPicker(optuna.trial.FixedTrial(fixed)), space)
 
-    assert config.assignment["intent"].model == GEMMA
+    assert config.assignment["intent"].model == QWEN
     assert config.assignment["intent"].sampling.temperature == 0.3
     assert config.assignment["summary"].sampling.top_k == 10
     assert config.max_retries == 2
@@ -94,7 +94,7 @@ def test_off_dimensions_leave_backend_defaults() -> None:
 
 
 def test_canonical_configuration_is_stable() -> None:
-    config, _ = baseline(SearchSpace(candidates={"*": (SMOL, GEMMA)}))
+    config, _ = baseline(SearchSpace(candidates={"*": (SMOL, QWEN)}))
     again = TrialConfig.model_validate(json.loads(config.canonical()))
     assert again.canonical() == config.canonical() and again.digest() == config.digest()
     other = config.model_copy(update={"max_retries": 1})

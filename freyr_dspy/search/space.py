@@ -292,7 +292,7 @@ def parse_candidates(
         if not sep or not role.strip():
             raise ConfigError(
                 f"bad candidates {spec!r}; expected ROLE=ID,ID (e.g. "
-                "intent=embedded/smollm2-135m,embedded/gemma3-270m)"
+                "intent=embedded/qwen2.5-coder-0.5b,embedded/qwen2.5-coder-1.5b)"
             )
         lists[role.strip()] = _ids(ids, spec)
     return lists
