@@ -28,11 +28,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from freyr_dspy.callnavi.data import DIFFICULTIES, PLACEHOLDER
+from freyr_dspy.parsing import load_json
 
 #: The denominators ``Judge_para.py`` hard-codes (the paper's counts; the data has 187/86).
 PAPER_DENOMINATORS = {"easy": 456, "medium": 188, "hard": 85, "all": 729}
 
 _ROUTING_DELETE = str.maketrans("", "", "'\"[]\n `\\")
+_INVALID = object()  # what load_json returns for text that is not JSON
 
 
 # --------------------------------------------------------------------------- routing
@@ -73,11 +75,7 @@ def syntax_valid(raw: str) -> bool:
     passes (a bare list or number too).
     """
     text = raw.replace("'", '"').replace("```json", "").replace("```", "")
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
+    return load_json(text, repair=False, max_depth=None, default=_INVALID) is not _INVALID
 
 
 def syntax_valid_strict(raw: str) -> bool:
@@ -89,11 +87,8 @@ def syntax_valid_strict(raw: str) -> bool:
     text = raw.strip()
     if text.startswith("```"):
         text = text.removeprefix("```json").removeprefix("```").removesuffix("```").strip()
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return False
-    return _well_formed(value)
+    value = load_json(text, repair=False, max_depth=None, default=_INVALID)
+    return value is not _INVALID and _well_formed(value)
 
 
 def _well_formed(value: Any) -> bool:

@@ -17,9 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 import dspy
-import json_repair
 
-from freyr_dspy.parsing import parse_arguments, parse_text, split_items, strip_fences
+from freyr_dspy.parsing import load_json, parse_arguments, parse_text, split_items, strip_fences
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
 
@@ -61,10 +60,7 @@ class SingleCaller(Role):
 
 def read_call_list(text: str) -> dict[str, Any]:
     """Tolerantly read a call-list object; keys are matched case-insensitively."""
-    try:
-        value = json_repair.loads(strip_fences(text))
-    except (ValueError, TypeError):
-        value = None
+    value = load_json(strip_fences(text))
     if not isinstance(value, dict):
         return {"API": [], "parameters": []}
     keys = {str(k).lower(): k for k in value}

@@ -9,16 +9,14 @@ whatever came back: fenced or bare JSON, Python-style quotes, synonyms such as
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
-import json_repair
 
-from freyr_dspy.parsing import parse_text
+from freyr_dspy.parsing import MAX_NESTED_JSON, load_json, parse_text
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
 
@@ -72,13 +70,13 @@ def extract_calls(value: Any) -> Reply:
         The calls in order of appearance and the remaining text.
     """
     if isinstance(value, dict | list):
-        return Reply(tuple(_calls_in(value)), "")
+        return Reply(tuple(_calls_in(value, nested=0)), "")
     text = str(value or "")
     calls: list[ToolRequest] = []
     remaining: list[str] = []
     position = 0
     for start, end, obj in _json_objects(text):
-        found = _calls_in(obj)
+        found = _calls_in(obj, nested=1)
         if found:
             calls.extend(found)
             remaining.append(text[position:start])
@@ -103,53 +101,46 @@ def _json_objects(text: str) -> list[tuple[int, int, Any]]:
         elif char == "}" and depth:
             depth -= 1
             if depth == 0:
-                spans.append((start, i + 1, _loads(text[start : i + 1])))
+                spans.append((start, i + 1, load_json(text[start : i + 1])))
     if depth and start >= 0:  # a truncated last object: let json_repair close it
-        spans.append((start, len(text), _loads(text[start:])))
+        spans.append((start, len(text), load_json(text[start:])))
     return spans
 
 
-def _loads(snippet: str) -> Any:
-    try:
-        return json_repair.loads(snippet)
-    except (ValueError, TypeError, RecursionError):
-        pass
-    try:
-        return ast.literal_eval(snippet)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return None
+def _calls_in(obj: Any, *, nested: int) -> list[ToolRequest]:
+    """Find call-shaped dicts in a parsed object, looking inside wrappers and lists.
 
-
-def _calls_in(obj: Any) -> list[ToolRequest]:
-    """Find call-shaped dicts in a parsed object, looking inside wrappers and lists."""
+    ``nested`` counts the JSON texts parsed on the way to ``obj`` (see ``MAX_NESTED_JSON``).
+    """
     if isinstance(obj, list):
-        return [call for item in obj for call in _calls_in(item)]
+        return [call for item in obj for call in _calls_in(item, nested=nested)]
     if not isinstance(obj, dict):
         return []
     name = next((obj[k] for k in _TOOL_KEYS if isinstance(obj.get(k), str) and obj[k]), None)
     if name is not None:
         return [ToolRequest(name.strip(), _arguments(obj))]
     if isinstance(obj.get("function"), dict):  # OpenAI shape {"function": {"name", "arguments"}}
-        return _calls_in(obj["function"])
+        return _calls_in(obj["function"], nested=nested)
     return [
         call
         for value in obj.values()
         if isinstance(value, dict | list | str)
-        for call in _calls_in(_nested(value))
+        for call in _calls_in_value(value, nested)
     ]
 
 
-def _nested(value: Any) -> Any:
-    if isinstance(value, str) and "{" in value:
-        return [obj for _, _, obj in _json_objects(value)]
-    return value
+def _calls_in_value(value: Any, nested: int) -> list[ToolRequest]:
+    """Find calls in a value, parsing JSON objects written inside a string (a bounded depth)."""
+    if isinstance(value, str) and "{" in value and nested <= MAX_NESTED_JSON:
+        return _calls_in([obj for _, _, obj in _json_objects(value)], nested=nested + 1)
+    return _calls_in(value, nested=nested)
 
 
 def _arguments(obj: dict[str, Any]) -> dict[str, Any]:
     for key in _ARGUMENT_KEYS:
         value = obj.get(key)
         if isinstance(value, str):
-            value = _loads(value) if value.strip().startswith("{") else None
+            value = load_json(value) if value.strip().startswith("{") else None
         if isinstance(value, dict):
             return value
     return {}

@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
-import json_repair
 
-from freyr_dspy.parsing import parse_text, strip_fences
+from freyr_dspy.parsing import MAX_NESTED_JSON, load_json, parse_text, strip_fences
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
 from freyr_dspy.tools import Toolbox, normalize_name
@@ -25,10 +24,15 @@ from freyr_dspy.tools import Toolbox, normalize_name
 _END = re.compile(r"assessment\s+(?:is\s+)?finished", re.I)
 _BULLET = re.compile(r"^\s*(?:[-*•+>]|\d+[.)])\s+")
 # "--", en/em dashes, ":", "->", "=>", "→", "=", "|" or a lone " - " between name and verdict.
-_SEPARATOR = re.compile(r"\s*(?:-{2,}|[–—:→=|]|->|=>|\s-\s)\s*")
-_VERDICT = re.compile(r"^[\W_]*(yes|no)\b", re.I)
+# NOTE: a separator starts only where a whitespace run starts, and runs are matched
+# possessively: the regexes stay linear on a line of thousands of spaces or dashes.
+_SEPARATOR = re.compile(r"(?<!\s)\s*+(?:-{2,}|[–—:→=|]|->|=>)\s*|(?<!\s)\s++-\s+")
+_NON_WORD = re.compile(r"[\W_]*+")
+_NON_WORD_CHAR = re.compile(r"[\W_]")
+_YES_NO = re.compile(r"(yes|no)\b", re.I)
 _LABELS = {"thinking", "reasoning", "thought", "answer", "assessment", "verdict"}
-_TRAILING_VERDICT = re.compile(r"^(?P<name>.+?)\s+[\W_]*(?P<verdict>yes|no)\b[\W_]*$", re.I)
+# A verdict ending the line ("Website info yes", "Website info: no.") after some whitespace.
+_VERDICT_AT_END = re.compile(r"(?<=[\W_])(yes|no)\b[\W_]*+\Z", re.I)
 
 
 class ToolSelectionSignature(dspy.Signature):
@@ -106,30 +110,30 @@ def parse_assessment(value: Any, names: Sequence[str]) -> Assessment:
     )
 
 
-def _as_lines(value: Any) -> str:
-    """Flatten whatever the adapter returned into ``name -- verdict`` lines of text."""
+def _as_lines(value: Any, *, nested: int = 0) -> str:
+    """Flatten whatever the adapter returned into ``name -- verdict`` lines of text.
+
+    ``nested`` counts the JSON texts parsed on the way to ``value`` (see ``MAX_NESTED_JSON``).
+    """
     if value is None:
         return ""
     if isinstance(value, dict):
-        return "\n".join(_dict_line(k, v) for k, v in value.items())
+        return "\n".join(_dict_line(k, v, nested) for k, v in value.items())
     if isinstance(value, list | tuple):
-        return "\n".join(_as_lines(item) for item in value)
+        return "\n".join(_as_lines(item, nested=nested) for item in value)
     text = strip_fences(str(value))
-    if text.startswith(("{", "[")):
-        try:
-            parsed = json_repair.loads(text)
-        except (ValueError, TypeError):
-            parsed = None
+    if nested <= MAX_NESTED_JSON and text.startswith(("{", "[")):
+        parsed = load_json(text)
         if isinstance(parsed, dict | list) and parsed:
-            return _as_lines(parsed)
+            return _as_lines(parsed, nested=nested + 1)
     return text
 
 
-def _dict_line(key: str, value: Any) -> str:
+def _dict_line(key: str, value: Any, nested: int) -> str:
     if isinstance(value, bool):
         return f"{key} -- {'YES' if value else 'NO'}"
     if isinstance(value, dict | list):
-        return _as_lines(value)
+        return _as_lines(value, nested=nested)
     return f"{key} -- {value}"
 
 
@@ -143,14 +147,35 @@ def _read_line(line: str) -> tuple[str, bool] | None:
     clean = _BULLET.sub("", line.replace("**", "").replace("`", "")).strip()
     if not clean:
         return None
+    return _separated_verdict(clean) or _trailing_verdict(clean)
+
+
+def _separated_verdict(clean: str) -> tuple[str, bool] | None:
+    """``name -- YES, because ...``: the first separator followed by a verdict word."""
+    word_at = -1  # separators in one run of non-word characters share the word after it
     for match in _SEPARATOR.finditer(clean):
-        verdict = _VERDICT.match(clean[match.end() :])
-        if verdict and match.start() > 0:
+        if match.start() == 0 or match.end() <= word_at:
+            continue
+        word_at = _NON_WORD.match(clean, match.end()).end()  # type: ignore[union-attr]
+        verdict = _YES_NO.match(clean, word_at)
+        if verdict:
             return _strip_name(clean[: match.start()]), verdict.group(1).lower() == "yes"
-    trailing = _TRAILING_VERDICT.match(clean)
-    if trailing:
-        return _strip_name(trailing.group("name")), trailing.group("verdict").lower() == "yes"
     return None
+
+
+def _trailing_verdict(clean: str) -> tuple[str, bool] | None:
+    """``name yes`` / ``name: no.``: a verdict ending the line, after whitespace."""
+    verdict = _VERDICT_AT_END.search(clean)
+    if verdict is None:
+        return None
+    head = clean[: verdict.start()]
+    start = len(head)  # the run of non-word characters between name and verdict
+    while start > 0 and _NON_WORD_CHAR.match(head[start - 1]):
+        start -= 1
+    space = next((i for i in range(max(start, 1), len(head)) if head[i].isspace()), None)
+    if space is None:
+        return None
+    return _strip_name(head[:space]), verdict.group(1).lower() == "yes"
 
 
 def _is_reportable(written: str) -> bool:
@@ -203,7 +228,7 @@ class ToolSelector(Role):
     def parse_raw(self, text: str) -> dict[str, Any]:
         """Split raw text into thinking (before the first verdict line) and assessment."""
         body = strip_fences(text)
-        parsed = json_repair.loads(body) if body.startswith("{") else None
+        parsed = load_json(body) if body.startswith("{") else None
         if isinstance(parsed, dict) and ("assessment" in parsed or "thinking" in parsed):
             return {"thinking": parsed.get("thinking", ""), "assessment": parsed.get("assessment")}
         lines = body.splitlines()
