@@ -13,6 +13,8 @@ from typing import Any, ClassVar
 import dspy
 from dspy.utils.exceptions import AdapterParseError
 
+from freyr_dspy.parsing import valid_unicode
+
 logger = logging.getLogger(__name__)
 
 
@@ -29,7 +31,12 @@ class Role(dspy.Module):
         self.predict = dspy.Predict(self.signature)
 
     def forward(self, **inputs: Any) -> dspy.Prediction:
-        """Run the predictor; on a parse failure fall back to ``parse_raw`` on the text."""
+        """Run the predictor; on a parse failure fall back to ``parse_raw`` on the text.
+
+        Text inputs are made valid Unicode first: they may quote earlier model output (an
+        argument with half an emoji), and DSPy sends no text with lone surrogates.
+        """
+        inputs = {k: valid_unicode(v) if isinstance(v, str) else v for k, v in inputs.items()}
         try:
             prediction = self.predict(**inputs)
             outputs = {name: prediction.get(name) for name in self.signature.output_fields}

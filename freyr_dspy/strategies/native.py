@@ -20,7 +20,9 @@ from typing import Any
 
 import dspy
 
+from freyr_dspy.adapters import FreyrChatAdapter, FreyrJSONAdapter
 from freyr_dspy.errors import ToolUnsupportedError
+from freyr_dspy.parsing import valid_strings, valid_unicode
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
 from freyr_dspy.schemas import CallRecord, Outcome, Result
@@ -71,10 +73,29 @@ class NativeToolCaller(Role):
         calls = outputs.get("calls")
         if not isinstance(calls, dspy.ToolCalls):
             calls = dspy.ToolCalls(tool_calls=[])
-        return {"calls": calls, "response": str(outputs.get("response") or "").strip()}
+        return {
+            "calls": _valid_calls(calls),
+            "response": str(outputs.get("response") or "").strip(),
+        }
 
 
-class NativeToolsAdapter(dspy.JSONAdapter):
+def _valid_calls(calls: dspy.ToolCalls) -> dspy.ToolCalls:
+    """Return the calls with valid Unicode names and arguments.
+
+    They go back to the model in the history, and DSPy sends no text with lone surrogates (a
+    model's JSON escape of half an emoji decodes to one).
+    """
+    return dspy.ToolCalls(
+        tool_calls=[
+            call.model_copy(
+                update={"name": valid_unicode(call.name), "args": valid_strings(call.args, {})}
+            )
+            for call in calls.tool_calls
+        ]
+    )
+
+
+class NativeToolsAdapter(FreyrJSONAdapter):
     """``dspy.JSONAdapter`` for native tool calling: tools first, a plain-text reply otherwise.
 
     DSPy's own format asks for a JSON object with the reply field, and that talks a small model
@@ -110,7 +131,7 @@ def native_adapter(adapter: dspy.Adapter | None) -> dspy.Adapter:
         return NativeToolsAdapter()
     if adapter is not None and adapter.use_native_function_calling:
         return adapter
-    return dspy.ChatAdapter(use_native_function_calling=True)
+    return FreyrChatAdapter(use_native_function_calling=True)
 
 
 def as_dspy_tool(tool: Tool) -> dspy.Tool:
