@@ -1,5 +1,10 @@
 """DSPy's JSON and chat adapters, with the system message built once per signature.
 
+They also honour a role's per-call output contract (``freyr_dspy.contracts``): the JSON
+adapter sends it as the ``response_format`` of a backend that enforces JSON schemas, leaving
+the prompt as it is; otherwise (and always with the chat adapter) the schema is written into
+the prompt, and the roles' tolerant parsers stay the safety net.
+
 DSPy rebuilds the system message (field descriptions, structure, instructions) on every call,
 building pydantic type adapters for each field: about 2 ms per call, the largest part of a
 FREYR step's overhead with an instant model. The message depends only on the signature and
@@ -16,6 +21,8 @@ from typing import Any
 
 import dspy
 from dspy.utils.exceptions import AdapterParseError
+
+from freyr_dspy.contracts import contract_of, enforces_schema, response_format, stated
 
 _SYSTEM_MESSAGES: weakref.WeakKeyDictionary[type, dict[tuple[Any, ...], str]] = (
     weakref.WeakKeyDictionary()
@@ -72,12 +79,66 @@ class _ParseErrorsAsAdapterErrors:
         return parsed
 
 
-class FreyrJSONAdapter(_ParseErrorsAsAdapterErrors, _MemoisedSystemMessage, dspy.JSONAdapter):
-    """``dspy.JSONAdapter`` with a memoised system message and contained parse errors."""
+class _HonouredContract:
+    """Mixin: send a contracted signature's schema to the backend, or state it in the prompt.
+
+    ``response_format`` is sent only by the JSON adapter, to a backend that enforces it
+    (``enforces_schema``); the signature is then formatted as declared, so the prompt (and a
+    prefix cache) is unchanged. Otherwise the schema goes into the prompt (``stated``).
+    """
+
+    def __call__(
+        self,
+        lm: dspy.BaseLM,
+        lm_kwargs: dict[str, Any],
+        signature: type[dspy.Signature],
+        demos: list[dict[str, Any]],
+        inputs: dict[str, Any],
+    ) -> list[dict[str, Any]]:
+        """Apply the contract, then run DSPy's adapter."""
+        signature, lm_kwargs = self._apply_contract(lm, lm_kwargs, signature)
+        return super().__call__(lm, lm_kwargs, signature, demos, inputs)  # type: ignore[misc,no-any-return]
+
+    async def acall(
+        self,
+        lm: dspy.BaseLM,
+        lm_kwargs: dict[str, Any],
+        signature: type[dspy.Signature],
+        demos: list[dict[str, Any]],
+        inputs: dict[str, Any],
+    ) -> list[dict[str, Any]]:
+        """Apply the contract, then run DSPy's adapter (async)."""
+        signature, lm_kwargs = self._apply_contract(lm, lm_kwargs, signature)
+        return await super().acall(lm, lm_kwargs, signature, demos, inputs)  # type: ignore[misc,no-any-return]
+
+    def _apply_contract(
+        self, lm: dspy.BaseLM, lm_kwargs: dict[str, Any], signature: type[dspy.Signature]
+    ) -> tuple[type[dspy.Signature], dict[str, Any]]:
+        if not contract_of(signature):
+            return signature, lm_kwargs
+        if isinstance(self, dspy.JSONAdapter) and enforces_schema(lm):
+            return signature, {**lm_kwargs, "response_format": response_format(signature)}
+        return stated(signature), lm_kwargs
 
 
-class FreyrChatAdapter(_ParseErrorsAsAdapterErrors, _MemoisedSystemMessage, dspy.ChatAdapter):
-    """``dspy.ChatAdapter`` with a memoised system message and contained parse errors."""
+class FreyrJSONAdapter(
+    _HonouredContract, _ParseErrorsAsAdapterErrors, _MemoisedSystemMessage, dspy.JSONAdapter
+):
+    """``dspy.JSONAdapter`` with contracts, a memoised system message, contained parse errors."""
+
+    def _prepare_response_format(
+        self, lm: dspy.BaseLM, lm_kwargs: dict[str, Any], signature: type[dspy.Signature]
+    ) -> None:
+        # NOTE: DSPy's own choice would replace the format a contract has just set.
+        if "response_format" in lm_kwargs and contract_of(signature):
+            return
+        super()._prepare_response_format(lm, lm_kwargs, signature)
+
+
+class FreyrChatAdapter(
+    _HonouredContract, _ParseErrorsAsAdapterErrors, _MemoisedSystemMessage, dspy.ChatAdapter
+):
+    """``dspy.ChatAdapter`` with contracts, a memoised system message, contained parse errors."""
 
     def _make_json_adapter_fallback(self) -> dspy.JSONAdapter:
         # NOTE: overrides DSPy 3.4's hook so the retry after a chat-format parse failure also

@@ -42,11 +42,16 @@ class FakeCall:
 
 
 class FakeEngine:
-    """Base engine: subclasses implement ``answer(call)``; records every call in ``calls``."""
+    """Base engine: subclasses implement ``answer(call)``; records every call in ``calls``.
+
+    ``structured_output=True`` makes it claim, like llama.cpp or OpenAI, that it constrains its
+    output to a JSON schema: adapters then send ``response_format`` (recorded in each call's
+    ``config``). A fake never enforces it; it answers what it was told to.
+    """
 
     supports_function_calling = True
     supports_response_schema = False
-    supported_params = (
+    supported_params: tuple[str, ...] = (
         "temperature",
         "top_p",
         "top_k",
@@ -57,9 +62,12 @@ class FakeEngine:
         "stop",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, *, structured_output: bool = False) -> None:
         self.calls: list[FakeCall] = []
         self._lock = threading.Lock()
+        if structured_output:
+            self.supports_response_schema = True
+            self.supported_params = (*type(self).supported_params, "response_format")
 
     def __deepcopy__(self, memo: dict[int, Any]) -> FakeEngine:
         # Shared, like lm.copy() shares it: program.deepcopy() (optimizers) keeps one engine.
@@ -109,8 +117,10 @@ class ScriptedLM(FakeEngine):
     of malformed output).
     """
 
-    def __init__(self, table: Mapping[str, Mapping[str, Answer]]) -> None:
-        super().__init__()
+    def __init__(
+        self, table: Mapping[str, Mapping[str, Answer]], *, structured_output: bool = False
+    ) -> None:
+        super().__init__(structured_output=structured_output)
         self.table = table
 
     def answer(self, call: FakeCall) -> Answer:
@@ -128,8 +138,10 @@ class ScriptedLM(FakeEngine):
 class FunctionLM(FakeEngine):
     """A fake whose answers come from ``fn(call)``; ``fn`` raises or returns an answer."""
 
-    def __init__(self, fn: Callable[[FakeCall], Answer | None]) -> None:
-        super().__init__()
+    def __init__(
+        self, fn: Callable[[FakeCall], Answer | None], *, structured_output: bool = False
+    ) -> None:
+        super().__init__(structured_output=structured_output)
         self.fn = fn
 
     def answer(self, call: FakeCall) -> Answer:

@@ -3,6 +3,9 @@
 When the adapter cannot parse a small model's output (``AdapterParseError``, after DSPy's own
 JSON fallback), the role reads the raw text with its tolerant parser instead of failing; what
 cannot be read at all becomes empty outputs, which the program reports as a parse failure.
+
+A caller that knows what the role may name (the catalog, the tool being called) passes it as a
+per-call ``contract`` (``freyr_dspy.contracts``); the predictor itself is never changed.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any, ClassVar
 import dspy
 from dspy.utils.exceptions import AdapterParseError
 
+from freyr_dspy.contracts import Contract, with_contract
 from freyr_dspy.parsing import valid_unicode
 
 logger = logging.getLogger(__name__)
@@ -30,13 +34,20 @@ class Role(dspy.Module):
         super().__init__()
         self.predict = dspy.Predict(self.signature)
 
-    def forward(self, **inputs: Any) -> dspy.Prediction:
+    def forward(self, contract: Contract | None = None, **inputs: Any) -> dspy.Prediction:
         """Run the predictor; on a parse failure fall back to ``parse_raw`` on the text.
 
         Text inputs are made valid Unicode first: they may quote earlier model output (an
         argument with half an emoji), and DSPy sends no text with lone surrogates.
+
+        Args:
+            contract: this call's output schemas by field name (what the role may name now).
+            **inputs: the signature's input fields.
         """
         inputs = {k: valid_unicode(v) if isinstance(v, str) else v for k, v in inputs.items()}
+        if contract:
+            declared = inputs.get("signature", self.predict.signature)
+            inputs["signature"] = with_contract(declared, contract)
         try:
             prediction = self.predict(**inputs)
             outputs = {name: prediction.get(name) for name in self.signature.output_fields}

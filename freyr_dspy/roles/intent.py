@@ -1,12 +1,18 @@
-"""``intent``: which tools the latest message needs (FREYR's LLM_intent)."""
+"""``intent``: which tools the latest message needs (FREYR's LLM_intent).
+
+Per call, ``intent_contract`` types the answer by the catalog: an array of its tool names or
+``conversation``, at most the plan cap.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import dspy
 
-from freyr_dspy.parsing import split_items
+from freyr_dspy.contracts import Contract, names_schema
+from freyr_dspy.parsing import CONVERSATION, split_items
 from freyr_dspy.roles.base import Role
 
 
@@ -40,3 +46,8 @@ class IntentClassifier(Role):
     def clean(self, outputs: dict[str, Any]) -> dict[str, Any]:
         """Split a comma/bullet list written into one list item."""
         return {"intents": split_items(outputs.get("intents"))}
+
+
+def intent_contract(names: Iterable[str], max_items: int) -> Contract:
+    """The intents of one call: names of ``names`` or ``conversation``, at most ``max_items``."""
+    return {"intents": names_schema([*names, CONVERSATION], max_items=max_items)}

@@ -16,6 +16,7 @@ from typing import Any
 
 import dspy
 
+from freyr_dspy.contracts import Contract
 from freyr_dspy.parsing import MAX_NESTED_JSON, load_json, parse_text
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
@@ -159,10 +160,11 @@ class PromptedCaller(Role):
 
     signature = PromptedSignature
 
-    def forward(self, **inputs: Any) -> dspy.Prediction:
+    def forward(self, contract: Contract | None = None, **inputs: Any) -> dspy.Prediction:
         """Run the predictor with ``tools`` (the rendered catalog) put into the instructions."""
         tools = str(inputs.pop("tools", ""))
-        return super().forward(signature=with_tools(self.predict.signature, tools), **inputs)
+        signature = with_tools(self.predict.signature, tools)
+        return super().forward(contract, signature=signature, **inputs)
 
     def use_instructions(self, instructions: str) -> None:
         """Replace the role's own instructions (the call format and tools are still added)."""

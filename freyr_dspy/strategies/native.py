@@ -21,6 +21,7 @@ from typing import Any
 import dspy
 
 from freyr_dspy.adapters import FreyrChatAdapter, FreyrJSONAdapter
+from freyr_dspy.contracts import Contract
 from freyr_dspy.errors import ToolUnsupportedError
 from freyr_dspy.parsing import valid_strings, valid_unicode
 from freyr_dspy.roles import register_role
@@ -59,10 +60,10 @@ class NativeToolCaller(Role):
 
     signature = NativeToolsSignature
 
-    def forward(self, **inputs: Any) -> dspy.Prediction:
+    def forward(self, contract: Contract | None = None, **inputs: Any) -> dspy.Prediction:
         """Predict with native function calling switched on in the active adapter."""
         with dspy.context(adapter=native_adapter(dspy.settings.adapter)):
-            return super().forward(**inputs)
+            return super().forward(contract, **inputs)
 
     def parse_raw(self, text: str) -> dict[str, Any]:
         """A reply the adapter could not parse is plain text: the reply, with no call."""
