@@ -30,6 +30,11 @@ from freyr_dspy.callnavi.planning import (
     finish,
     plan_text,
 )
+from freyr_dspy.callnavi.roles import (
+    final_call_contract,
+    missing_inputs_contract,
+    supporting_call_contract,
+)
 from freyr_dspy.callnavi.toolbox import render_api, render_catalog
 from freyr_dspy.schemas import Result
 from freyr_dspy.strategies.base import FunctionStrategy, Run
@@ -55,7 +60,10 @@ def run_backward(run: Run) -> Result:
     """Plan from the final call backwards, adding supporting calls for missing inputs."""
     box = api_toolbox(run)
     catalog = render_catalog(box, catalog_level(run, "brief"))
-    prediction = run.call_role("final_call", question=run.message, catalog=catalog)
+    contract = final_call_contract(box.names)
+    prediction = run.call_role(
+        "final_call", contract=contract, question=run.message, catalog=catalog
+    )
     final = box.resolve(prediction.final_api)
     if final is None:
         failure = f"final_call named no known API: {prediction.final_api!r}"
@@ -98,7 +106,10 @@ def _missing(run: Run, tool: Tool, arguments: dict[str, Any]) -> list[str]:
     spec = render_api(tool, "full").removeprefix("- ")
     written = json.dumps(arguments, ensure_ascii=False)
     prediction = run.call_role(
-        "missing_inputs", question=run.message, call=f"{spec}\narguments so far: {written}"
+        "missing_inputs",
+        contract=missing_inputs_contract([p.name for p in tool.parameters]),
+        question=run.message,
+        call=f"{spec}\narguments so far: {written}",
     )
     by_key = {normalize_name(p.name): p.name for p in tool.parameters}
     found = [by_key.get(normalize_name(str(name))) for name in prediction.missing]
@@ -113,6 +124,7 @@ def _supporting_api(run: Run, box: Toolbox, needing: Tool, parameter: str) -> To
     listing = "\n".join(render_api(tool, "full") for tool in candidates)
     prediction = run.call_role(
         "supporting_call",
+        contract=supporting_call_contract([tool.name for tool in candidates], NONE),
         question=run.message,
         needed=f"the value of {parameter!r} for the call {needing.name}",
         candidates=f"{listing}\n- {NONE}: no API returns it",

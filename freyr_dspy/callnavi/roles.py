@@ -10,14 +10,21 @@ the compiled artifacts tell roles apart by their fields.
 * ``final_call``, ``missing_inputs``, ``supporting_call`` - backward thinking: the API that
   completes the request, which of its inputs must come from another call, and which API
   returns such an input.
+
+The roles that name APIs or parameters get them typed per call by the catalog they see
+(``router_contract``, ``final_call_contract``, ``missing_inputs_contract``,
+``supporting_call_contract``). ``single`` (the paper's baseline) and ``call_parameters`` (whose
+values may be the ``"$$$"`` placeholder of any type) stay as declared.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import dspy
 
+from freyr_dspy.contracts import Contract, name_schema, names_schema
 from freyr_dspy.parsing import load_json, parse_arguments, parse_text, split_items, strip_fences
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
@@ -192,6 +199,26 @@ class SupportingCallPicker(Role):
         """Keep the first name written."""
         names = split_items(parse_text(outputs.get("supporting_api")))
         return {"supporting_api": names[0] if names else ""}
+
+
+def router_contract(apis: Sequence[str], max_calls: int) -> Contract:
+    """The router's answer: names of ``apis`` in call order, at most ``max_calls``."""
+    return {"apis": names_schema(apis, max_items=max_calls)}
+
+
+def final_call_contract(apis: Sequence[str]) -> Contract:
+    """The final call: one name of ``apis``."""
+    return {"final_api": name_schema(apis)}
+
+
+def missing_inputs_contract(parameters: Sequence[str]) -> Contract:
+    """The missing inputs of a call: names of its ``parameters``, each at most once."""
+    return {"missing": names_schema(parameters, max_items=len(set(parameters)))}
+
+
+def supporting_call_contract(candidates: Sequence[str], none: str) -> Contract:
+    """The supporting call: one of the ``candidates`` offered, or ``none``."""
+    return {"supporting_api": name_schema([*candidates, none])}
 
 
 CALLNAVI_ROLES: dict[str, type[Role]] = {

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from freyr_dspy.callnavi.backward import BACKWARD
 from freyr_dspy.callnavi.planning import (
+    MAX_CALLS,
     api_toolbox,
     catalog_level,
     fill_call,
@@ -22,6 +23,7 @@ from freyr_dspy.callnavi.planning import (
     resolve_names,
     resolve_written,
 )
+from freyr_dspy.callnavi.roles import router_contract
 from freyr_dspy.callnavi.toolbox import render_catalog
 from freyr_dspy.schemas import Result
 from freyr_dspy.strategies import register_strategy
@@ -44,7 +46,8 @@ def run_two_step(run: Run) -> Result:
     """Route to an ordered API list, then fill each call seeing only the routed specs."""
     box = api_toolbox(run)
     catalog = render_catalog(box, catalog_level(run, "brief"))
-    prediction = run.call_role("router", question=run.message, catalog=catalog)
+    contract = router_contract(box.names, MAX_CALLS)
+    prediction = run.call_role("router", contract=contract, question=run.message, catalog=catalog)
     names, unknown = resolve_names(box, prediction.apis)
     if not names:
         failure = "router named no known API" + (f": {', '.join(unknown)}" if unknown else "")

@@ -3,6 +3,8 @@
 Before any tool is selected, the model names the libraries (groups of tools) the request
 touches; the later roles then see only those tools. With a catalog of 50+ tools this is the
 difference between a prompt that fits a small model's context and one that does not.
+
+Per call, ``library_contract`` types the answer as names of the toolbox's libraries or ``none``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 import dspy
 
+from freyr_dspy.contracts import Contract, names_schema
 from freyr_dspy.parsing import match_names, split_items
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
@@ -61,6 +64,12 @@ def read_gate(items: Any, known: Sequence[str]) -> Gate:
     matched, unknown = match_names(split_items(items), known, special=(NO_LIBRARY,))
     libraries = tuple(name for name in matched if name != NO_LIBRARY)
     return Gate(libraries, no_tool=not libraries and NO_LIBRARY in matched, unknown=tuple(unknown))
+
+
+def library_contract(libraries: Sequence[str]) -> Contract:
+    """The gate's answer in one call: names of ``libraries`` or ``none``, each at most once."""
+    names = [*libraries, NO_LIBRARY]
+    return {"selected": names_schema(names, max_items=len(set(names)))}
 
 
 class LibrarySelector(Role):

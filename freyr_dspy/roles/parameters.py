@@ -1,4 +1,9 @@
-"""``parameters``: the arguments of one tool call (FREYR's LLM_parameters)."""
+"""``parameters``: the arguments of one tool call (FREYR's LLM_parameters).
+
+Per call, ``parameters_contract`` types the arguments as exactly the called tool's JSON schema
+(``Tool.json_schema()``: required fields, types, enums, nested objects and arrays, defaults
+where the tool declares them), plus the give-up opt-out once an attempt has failed.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,11 @@ from typing import Any
 
 import dspy
 
+from freyr_dspy.contracts import Contract, JsonSchema
 from freyr_dspy.parsing import parse_arguments
 from freyr_dspy.roles.base import Role
+from freyr_dspy.tools import Tool
+from freyr_dspy.tools.schema import inline_refs
 
 #: What a model writes instead of arguments when no change of them can fix the last error
 #: (FREYR's ``OpError`` opt-out). It is offered only in the feedback of a failed attempt.
@@ -50,6 +58,26 @@ class ParameterFiller(Role):
         if not arguments and isinstance(raw, str) and _GIVE_UP_WORD.search(raw):
             arguments = {GIVE_UP: raw.strip()}
         return {"arguments": arguments}
+
+
+def parameters_contract(tool: Tool, *, may_give_up: bool = False) -> Contract:
+    """The arguments of one call of ``tool``: its JSON schema, with ``$ref``s inlined.
+
+    ``may_give_up`` (after a failed attempt, when the feedback offers it) also allows the
+    opt-out object ``{"give_up": "<why>"}``.
+    """
+    schema = tool.json_schema()
+    # NOTE: the schema is nested under "arguments", so its "#/$defs/..." refs would dangle.
+    arguments: JsonSchema = inline_refs(schema, schema)
+    if may_give_up and GIVE_UP not in arguments.get("properties", {}):
+        opt_out = {
+            "type": "object",
+            "properties": {GIVE_UP: {"type": "string"}},
+            "required": [GIVE_UP],
+            "additionalProperties": False,
+        }
+        arguments = {"anyOf": [arguments, opt_out]}
+    return {"arguments": arguments}
 
 
 def give_up_feedback(tool: str, arguments: dict[str, Any], error: str) -> str:

@@ -5,6 +5,9 @@ writes ``Assessment finished.``. Listing every tool (instead of naming the wante
 what makes small models reliable: each decision is a local yes/no, and a parser - not the
 model's function-calling format - turns the YES lines into calls. Several tools may be
 selected at once.
+
+Per call, ``selection_contract`` types the assessment as exactly those lines: every tool of the
+catalog in order, ``-- YES`` or ``-- NO``, then ``Assessment finished.`` (a string pattern).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 
 import dspy
 
+from freyr_dspy.contracts import Contract, pattern_literal
 from freyr_dspy.parsing import MAX_NESTED_JSON, load_json, parse_text, strip_fences
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
@@ -242,6 +246,20 @@ class ToolSelector(Role):
             "thinking": parse_text(outputs.get("thinking")),
             "assessment": _as_lines(outputs.get("assessment")).strip(),
         }
+
+
+def selection_contract(names: Sequence[str]) -> Contract:
+    """The assessment of one call: ``name -- YES|NO`` for each of ``names``, then the end line.
+
+    Empty (unconstrained text) for no tools, or when a name has characters no pattern
+    converter reads alike (``pattern_literal``).
+    """
+    literals = [pattern_literal(name) for name in names]
+    if not literals or None in literals:
+        return {}
+    lines = [f"{literal} -- (YES|NO)" for literal in literals]
+    pattern = "^" + "\\n".join([*lines, "Assessment finished[.]"]) + "$"
+    return {"assessment": {"type": "string", "pattern": pattern}}
 
 
 def assess(prediction: dspy.Prediction, names: Iterable[str]) -> Assessment:

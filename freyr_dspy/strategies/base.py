@@ -16,7 +16,7 @@ import dspy
 from dspy.utils.exceptions import LMError
 
 from freyr_dspy.errors import BackendError, ConfigError, FakeLMError
-from freyr_dspy.roles.parameters import give_up_feedback, gives_up
+from freyr_dspy.roles.parameters import give_up_feedback, gives_up, parameters_contract
 from freyr_dspy.schemas import CallRecord, Outcome, Result, RoleUsage
 from freyr_dspy.tools import Toolbox
 from freyr_dspy.tools.toolbox import render_tool_spec
@@ -132,7 +132,8 @@ class Run:
     def call_with_retries(self, tool_name: str, toolbox: Toolbox | None = None) -> CallRecord:
         """FREYR's inner loop: parameters -> execute -> on error, feed it back and retry.
 
-        The parameters role sees only this tool's spec. It gets ``1 + max_retries`` attempts.
+        The parameters role sees only this tool's spec, and its answer is typed by the tool's
+        schema (``parameters_contract``). It gets ``1 + max_retries`` attempts.
         After a failure it may give up instead (FREYR's ``OpError``): an operation that no
         arguments can make valid then costs no more attempts, and later calls still run.
         """
@@ -149,6 +150,7 @@ class Run:
             if tool.parameters:
                 prediction = self.call_role(
                     "parameters",
+                    contract=parameters_contract(tool, may_give_up=bool(errors)),
                     conversation=self.conversation,
                     message=self.message,
                     state=self.state_text(),

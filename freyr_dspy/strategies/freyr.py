@@ -7,6 +7,7 @@ on error feed the error back and retry (``max_retries``) -> summary of all outco
 from __future__ import annotations
 
 from freyr_dspy.parsing import CONVERSATION, match_names
+from freyr_dspy.roles.intent import intent_contract
 from freyr_dspy.schemas import Result
 from freyr_dspy.strategies.base import FunctionStrategy, Run
 
@@ -19,10 +20,12 @@ MAX_INTENTS = 8
 def recognise_intents(run: Run) -> tuple[list[str], list[str]]:
     """Ask the intent role; return (known intents in order, names it wrote that are unknown).
 
-    A repeated name is kept (the signature asks for one entry per call), up to ``MAX_INTENTS``.
+    A repeated name is kept (the signature asks for one entry per call), up to ``MAX_INTENTS``;
+    the answer is typed by the catalog (``intent_contract``).
     """
     prediction = run.call_role(
         "intent",
+        contract=intent_contract(run.toolbox.names, MAX_INTENTS),
         conversation=run.conversation,
         message=run.message,
         tools=run.toolbox.catalog(run.program.catalog_level, extra=CONVERSATION_TOOL),

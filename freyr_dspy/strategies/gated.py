@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.parsing import CONVERSATION
-from freyr_dspy.roles.library import Gate, read_gate
+from freyr_dspy.roles.library import Gate, library_contract, read_gate
 from freyr_dspy.schemas import Result
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies.base import FunctionStrategy, Run
@@ -60,9 +60,10 @@ _SELECTORS: dict[str, Callable[[Run], Selection]] = {"freyr": _select_freyr, "nl
 
 
 def open_gate(run: Run) -> Gate:
-    """Ask the library role which libraries the request needs."""
+    """Ask the library role which libraries the request needs (typed by the toolbox's)."""
     prediction = run.call_role(
         "library",
+        contract=library_contract(list(run.toolbox.libraries)),
         conversation=run.conversation,
         message=run.message,
         libraries=run.toolbox.library_catalog(),

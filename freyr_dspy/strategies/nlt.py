@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import logging
 
-from freyr_dspy.roles.tool_selection import Assessment, assess, render_selection_catalog
+from freyr_dspy.roles.tool_selection import (
+    Assessment,
+    assess,
+    render_selection_catalog,
+    selection_contract,
+)
 from freyr_dspy.schemas import Result
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies.base import FunctionStrategy, Run
@@ -22,9 +27,10 @@ logger = logging.getLogger(__name__)
 
 
 def select_tools(run: Run) -> Assessment:
-    """Ask the selector to assess every tool of the run's toolbox."""
+    """Ask the selector to assess every tool of the run's toolbox, typed by its catalog."""
     prediction = run.call_role(
         "tool_selection",
+        contract=selection_contract(run.toolbox.names),
         conversation=run.conversation,
         message=run.message,
         tools=render_selection_catalog(run.toolbox, run.program.catalog_level),
