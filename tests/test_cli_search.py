@@ -115,7 +115,10 @@ def test_an_unreachable_database_is_a_clear_error(capsys: pytest.CaptureFixture[
 def test_compile_best_writes_an_artifact_with_the_searched_assignment(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    data = search_json(capsys, "--trials", "5", "--compile-best")
+    # NOTE: the seeded search needs 6 trials to reach the only solution, as in the first test.
+    # 5 sufficed before the fakes' prompts stated the roles' contracts: the token objective,
+    # and with it TPE's path, changed.
+    data = search_json(capsys, "--trials", "6", "--compile-best")
     path = Path(data["compiled"]["path"])
     assert path.is_file() and path.is_relative_to(project / "compiled" / "skills")
     meta = json.loads(path.read_text(encoding="utf-8"))["meta"]
