@@ -8,6 +8,7 @@ server ignoring it) is still read by the tolerant parsers.
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 import dspy
 import pytest
+from test_properties_program import build_world, run_once
 
 import freyr_dspy
 from freyr_dspy.callnavi.domain import CALLNAVI, CallNaviProgram
@@ -268,3 +270,17 @@ def test_backward_types_each_name_it_asks_for(callnavi: Any) -> None:
     assert "registerPet" not in supporting  # a call cannot provide its own input
     # call_parameters keeps its declared type: "$$$" may stand for a value of any type.
     assert not sent(next(c for c in engine.calls if c.role == "call_parameters"))
+
+
+# --------------------------------------------------------------------------- junk
+
+
+@pytest.mark.parametrize("strategy", ["freyr", "nlt", "gated", "two_step", "backward"])
+def test_junk_from_a_server_that_ignores_the_schema_is_a_handled_outcome(strategy: str) -> None:
+    case = build_world(strategy, "json")
+    engine = FunctionLM(case.junk, structured_output=True)
+    case.program.set_lm(dspy.LM("fake/typed-junk", engine=engine, cache=False))
+    rng = random.Random(f"typed-{strategy}")
+    problems = [problem for _ in range(60) if (problem := run_once(case, rng)) is not None]
+    assert not problems, problems[:3]
+    assert any(sent(call) for call in engine.calls)
