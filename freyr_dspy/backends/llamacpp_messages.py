@@ -136,15 +136,19 @@ def _structured_output(response_format: dict[str, Any]) -> dict[str, Any]:
 def _schema_gbnf(schema: str) -> str:
     """Convert a JSON schema to GBNF as llama-cpp-python does, whitespace relaxed (see above).
 
-    NOTE: llama-cpp-python's converter puts no ``space`` after an enum or const value, as
-    llama.cpp's own converter does; then no newline may follow a name in an array, and a model
-    writing indented JSON like DSPy's demos is pushed to ``,`` - one more item - instead.
+    NOTE: two fixes that llama.cpp's own converter has. llama-cpp-python's puts no ``space``
+    after an enum or const value: then no newline may follow a name in an array, and a model
+    writing indented JSON like DSPy's demos is pushed to ``,`` - one more item - instead. And
+    it does not escape backslashes in literals: a name or key with a quote broke the grammar.
     """
     from llama_cpp.llama_grammar import SchemaConverter
 
     class Converter(SchemaConverter):  # type: ignore[misc]
         def _generate_constant_rule(self, value: Any) -> str:
             return f"{super()._generate_constant_rule(value)} space"
+
+        def _format_literal(self, literal: str) -> str:
+            return str(super()._format_literal(literal.replace("\\", "\\\\")))
 
     converter = Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
     converter.visit(converter.resolve_refs(json.loads(schema), "stdin"), "")
