@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from role_samples import sample_inputs
 
 from freyr_dspy.adapters import FreyrJSONAdapter
+from freyr_dspy.backends.llamacpp_grammar import without_patterns
 from freyr_dspy.backends.llamacpp_messages import _structured_output
 from freyr_dspy.callnavi.roles import (
     final_call_contract,
@@ -233,6 +234,36 @@ def test_a_schema_llama_cpp_cannot_translate_falls_back_to_plain_json() -> None:
     tool = Tool.from_json_schema("odd", "An odd schema.", schema)
     fmt = response_format(with_contract(ParametersSignature, parameters_contract(tool)))
     assert _structured_output(fmt) == {"response_format": {"type": "json_object"}}
+
+
+def test_regex_patterns_llama_cpp_cannot_take_are_dropped_and_the_rest_kept() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "year": {"type": "string", "pattern": "^\\d{4}$"},
+            "code": {"type": "string", "pattern": "^[A-Z]{2}-[0-9]+$"},
+            "pattern": {"type": "string", "enum": ["a.b"]},
+        },
+        "required": ["year", "code", "pattern"],
+    }
+    assert without_patterns(schema)["properties"] == {
+        "year": {"type": "string"},
+        "code": {"type": "string"},
+        "pattern": {"type": "string", "enum": ["a.b"]},
+    }
+    tool = Tool.from_json_schema("dated", "Patterns.", schema)
+    grammar = grammar_of(ParametersSignature, parameters_contract(tool))
+    # \d has no GBNF form: the whole schema is tried again without its patterns.
+    assert grammar.accepts('{"arguments": {"year": "soon", "code": "ab", "pattern": "a.b"}}')
+    assert not grammar.accepts('{"arguments": {"year": "2025", "code": "AB-1", "pattern": "x"}}')
+    tool = Tool.from_json_schema(
+        "coded",
+        "Pattern.",
+        {**schema, "properties": {"code": schema["properties"]["code"]}, "required": ["code"]},
+    )
+    grammar = grammar_of(ParametersSignature, parameters_contract(tool))
+    assert grammar.accepts('{"arguments": {"code": "AB-12"}}')
+    assert not grammar.accepts('{"arguments": {"code": "ab-12"}}')
 
 
 # --------------------------------------------------------------------------- generated

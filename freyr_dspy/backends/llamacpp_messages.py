@@ -7,17 +7,14 @@ with usage, including the prompt tokens the prefix cache saved.
 
 from __future__ import annotations
 
-import functools
 import json
-import logging
-import re
 import uuid
 from typing import Any
 
 import json_repair
 from dspy.lm15 import Message, Request, Response, TextPart, ToolCallPart, Usage
 
-logger = logging.getLogger(__name__)
+from freyr_dspy.backends.llamacpp_grammar import schema_grammar
 
 _FINISH = {
     "stop": "stop",
@@ -113,49 +110,18 @@ def _grammar_format(response_format: dict[str, Any]) -> dict[str, Any]:
 def _structured_output(response_format: dict[str, Any]) -> dict[str, Any]:
     """Constrain the output to the response format's JSON schema with a llama.cpp grammar.
 
-    NOTE: llama-cpp-python's schema converter allows at most one space between tokens, but
-    DSPy writes few-shot demos as indented JSON; a model imitating them is then pushed into
-    `[ ]` (compiled programs answered empty lists). Newlines and indentation are allowed here.
-    A schema the converter cannot translate (``not``, remote ``$ref``s: it asserts) falls
-    back to plain JSON, as without a schema; the roles' parsers read what comes.
+    A schema with no grammar llama.cpp takes (see ``schema_grammar``) gets plain JSON mode, as
+    without a schema; the roles' parsers read what comes.
     """
     fmt = _grammar_format(response_format)
     if not fmt.get("schema"):
         return {"response_format": fmt}
+    gbnf = schema_grammar(json.dumps(fmt["schema"]))
+    if gbnf is None:
+        return {"response_format": {"type": "json_object"}}
     from llama_cpp.llama_grammar import LlamaGrammar
 
-    try:
-        gbnf = _schema_gbnf(json.dumps(fmt["schema"]))
-    except (AssertionError, ValueError, KeyError, TypeError, RecursionError) as exc:
-        logger.debug("no grammar for this JSON schema (%s); plain JSON instead", exc)
-        return {"response_format": {"type": "json_object"}}
     return {"grammar": LlamaGrammar.from_string(gbnf, verbose=False)}
-
-
-@functools.lru_cache(maxsize=64)
-def _schema_gbnf(schema: str) -> str:
-    """Convert a JSON schema to GBNF as llama-cpp-python does, whitespace relaxed (see above).
-
-    NOTE: two fixes that llama.cpp's own converter has. llama-cpp-python's puts no ``space``
-    after an enum or const value: then no newline may follow a name in an array, and a model
-    writing indented JSON like DSPy's demos is pushed to ``,`` - one more item - instead. And
-    it does not escape backslashes in literals: a name or key with a quote broke the grammar.
-    """
-    from llama_cpp.llama_grammar import SchemaConverter
-
-    class Converter(SchemaConverter):  # type: ignore[misc]
-        def _generate_constant_rule(self, value: Any) -> str:
-            return f"{super()._generate_constant_rule(value)} space"
-
-        def _format_literal(self, literal: str) -> str:
-            return str(super()._format_literal(literal.replace("\\", "\\\\")))
-
-    converter = Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
-    converter.visit(converter.resolve_refs(json.loads(schema), "stdin"), "")
-    return re.sub(r"^space ::= .*$", lambda _: _SPACE_RULE, converter.format_grammar(), flags=re.M)
-
-
-_SPACE_RULE = r'space ::= | " " | "\n" [ \t]{0,20}'
 
 
 def _tool_choice(request: Request) -> Any:

@@ -1,0 +1,107 @@
+r"""JSON schema -> llama.cpp grammar (GBNF), only ever a grammar llama.cpp accepts.
+
+llama-cpp-python's converter is used with the fixes llama.cpp's own converter has, and more
+whitespace. Its output is then checked by llama.cpp's grammar parser, which needs no model:
+llama-cpp-python would hand a grammar the parser refuses to the sampler chain as a null
+sampler. A schema whose regex ``pattern``s the converter mistranslates (``\d``, ``\.``,
+``\w`` become escapes GBNF does not have) is tried again without them; a schema it cannot
+translate at all (``not``, remote ``$ref``s) gets no grammar.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import re
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+#: NOTE: llama-cpp-python's converter allows at most one space between tokens, but DSPy writes
+#: few-shot demos as indented JSON; a model imitating them was then pushed into `[ ]`
+#: (compiled programs answered empty lists). Newlines and indentation are allowed here.
+_SPACE_RULE = r'space ::= | " " | "\n" [ \t]{0,20}'
+# Keywords whose value holds subschemas: a map of them, a list of them, or one.
+_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems", "items")
+_ONE = ("items", "additionalProperties", "not", "contains", "propertyNames")
+
+
+@functools.lru_cache(maxsize=128)
+def schema_grammar(schema: str) -> str | None:
+    """Return a GBNF grammar for the JSON schema ``schema`` (JSON text), or None.
+
+    Args:
+        schema: the JSON schema, as JSON text (the cache key).
+
+    Returns:
+        A grammar llama.cpp's parser accepts: the whole schema's, else the schema's without
+        its regex patterns, else None (use plain JSON mode).
+    """
+    first = json.loads(schema)
+    candidates = [first]
+    if (relaxed := without_patterns(first)) != first:
+        candidates.append(relaxed)
+    for candidate in candidates:
+        try:
+            gbnf = _convert(candidate)
+        except (AssertionError, ValueError, KeyError, TypeError, RecursionError) as exc:
+            logger.debug("llama-cpp-python cannot convert this JSON schema: %s", exc)
+            continue
+        if _llama_cpp_parses(gbnf):
+            return gbnf
+        logger.debug("llama.cpp refuses the grammar of this JSON schema")
+    return None
+
+
+def _convert(schema: dict[str, Any]) -> str:
+    """Convert like llama-cpp-python, with two fixes llama.cpp's own converter has.
+
+    NOTE: llama-cpp-python's converter puts no ``space`` after an enum or const value: then no
+    newline may follow a name in an array, and a model writing indented JSON like DSPy's demos
+    is pushed to ``,`` - one more item - instead. And it does not escape backslashes in
+    literals: a name or key with a quote gave a grammar llama.cpp refuses.
+    """
+    from llama_cpp.llama_grammar import SchemaConverter
+
+    class Converter(SchemaConverter):  # type: ignore[misc]
+        def _generate_constant_rule(self, value: Any) -> str:
+            return f"{super()._generate_constant_rule(value)} space"
+
+        def _format_literal(self, literal: str) -> str:
+            return str(super()._format_literal(literal.replace("\\", "\\\\")))
+
+    converter = Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
+    converter.visit(converter.resolve_refs(schema, "stdin"), "")
+    return re.sub(r"^space ::= .*$", lambda _: _SPACE_RULE, converter.format_grammar(), flags=re.M)
+
+
+def _llama_cpp_parses(gbnf: str) -> bool:
+    """Ask llama.cpp's grammar parser (a null vocabulary: no model needed) about ``gbnf``."""
+    import llama_cpp
+
+    sampler = llama_cpp.llama_sampler_init_grammar(None, gbnf.encode(), b"root")
+    if not sampler:
+        return False
+    llama_cpp.llama_sampler_free(sampler)
+    return True
+
+
+def without_patterns(schema: Any) -> Any:
+    """Return a copy of ``schema`` without regex ``pattern``s (properties named so are kept)."""
+    if isinstance(schema, list):
+        return [without_patterns(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    result: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "pattern" and isinstance(value, str):
+            continue
+        if key in _MAPS and isinstance(value, dict):
+            result[key] = {name: without_patterns(sub) for name, sub in value.items()}
+        elif key in _LISTS or key in _ONE:
+            result[key] = without_patterns(value)
+        else:
+            result[key] = value
+    return result
