@@ -43,5 +43,6 @@ def test_runs_get_their_own_seed_and_repeat_exactly(monkeypatch: pytest.MonkeyPa
     assert seeds == [0, 1, 0, 1]  # one chat call per run; run r samples with seed r
     for record in first.records:
         assert record.lm_calls == 1 and record.input_tokens > 50 and record.output_tokens > 0
+        assert 0 <= record.cached_input_tokens < record.input_tokens  # the prefix cache
         assert record.seconds > 0
     assert [r.reply for r in first.records] == [r.reply for r in second.records]

@@ -26,6 +26,8 @@ class StepRecord:
     failure_kind: str | None = None
     diagnostics: dict[str, Any] = field(default_factory=dict)
     input_tokens: int = 0
+    #: Of ``input_tokens``, those a local backend reused from its prefix cache.
+    cached_input_tokens: int = 0
     output_tokens: int = 0
     lm_calls: int = 0
     seconds: float = 0.0
@@ -108,6 +110,7 @@ def _record(
         failure_kind=failure_kind,
         diagnostics={**score.diagnostics, "failure": result.failure},
         input_tokens=total.input_tokens,
+        cached_input_tokens=total.cached_input_tokens,
         output_tokens=total.output_tokens,
         lm_calls=total.lm_calls,
         seconds=total.seconds,
