@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
 # The project's main job: compile the LLMaker program for the embedded default model
-# (SmolLM2-135M, in-process, no download) on the project's own trainset, print the dev score
-# before and after, and write compiled/llmaker.json. Budgeted for ~15 minutes on 2 CPU cores:
-# short gold demos (2, long fields cut), capped output lengths, no retries, 10 dev
-# examples. Demos go on the intent role only: measured on the 50 held-out LLMaker steps, they
-# lift the intent role from 0.00 to 0.34 correct, while parameters demos only made the model
-# copy their arguments into other tools (see README). Run scripts/setup.sh first (the README's
-# first command does both). Extra arguments go to `freyr compile` and win (e.g. --optimizer
-# bootstrap, --model ID).
+# (Qwen2.5-Coder-1.5B-Instruct, in-process, no download) on the project's own trainset, print the
+# dev score before and after, and write compiled/llmaker.json. Budgeted for ≤ 20 minutes on 2 CPU
+# cores: short gold demos (2, long fields cut), capped output lengths, no retries, 20 % of the
+# rows as dev examples. Demos go on the intent role only (on SmolLM2, parameters demos were copied
+# into other tools' arguments; see README). Run scripts/setup.sh first (the README's first command
+# does both). Extra arguments go to `freyr compile` and win (e.g. --optimizer bootstrap, --model ID).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . .venv/bin/activate
