@@ -120,3 +120,28 @@ def test_program_request_reports_usage_per_role(engine_reports: list[dict[str, A
     assert total.input_tokens == sum(r["prompt_tokens"] for r in reported)
     assert total.output_tokens == sum(r["completion_tokens"] for r in reported)
     assert all(u.seconds > 0 for u in result.usage.values())
+
+
+def test_prefix_cache_reuses_prompts_and_changes_no_answer() -> None:
+    """Interleaved roles: each role's prefix comes back from the cache, answers stay the same."""
+    from freyr_dspy.backends.llamacpp import LlamaCppEngine
+
+    def answers(engine: LlamaCppEngine) -> list[Any]:
+        lm_kwargs = {"temperature": 0.0, "max_tokens": 24, "cache": False}
+        intent, parameters = IntentClassifier(), ParameterFiller()
+        intent.set_lm(dspy.LM(MODEL, engine=engine, **lm_kwargs))
+        parameters.set_lm(dspy.LM(MODEL, engine=engine, **lm_kwargs))
+        outputs = []
+        with dspy.context(adapter=dspy.JSONAdapter()):
+            for message in ("Add a task called buy milk", "Add a task called call mum"):
+                outputs.append(intent(**{**INTENT_INPUTS, "message": message}).intents)
+                outputs.append(parameters(**{**PARAMETER_INPUTS, "message": message}).arguments)
+        return outputs
+
+    path = shared_engine(MODEL).model_path
+    cold = LlamaCppEngine(path, prefix_cache_bytes=0)
+    warm = LlamaCppEngine(path)
+    assert answers(warm) == answers(cold)
+    assert warm.prompt_tokens_sent == cold.prompt_tokens_sent
+    # the second round finds both roles' system prompts and demos in the cache
+    assert warm.prompt_tokens_evaluated < 0.75 * cold.prompt_tokens_evaluated

@@ -42,7 +42,7 @@ def test_default_model_adds_the_task_it_is_asked_for(capsys: pytest.CaptureFixtu
 
 
 @pytest.mark.skipif(not is_installed(FAST_MODEL), reason="the Qwen 0.5B parts are not installed")
-def test_fast_model_completes_a_known_task(
+def test_fast_model_calls_the_known_tool_natively(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     state = tmp_path / "state.json"
@@ -53,6 +53,8 @@ def test_fast_model_completes_a_known_task(
         "Add a task called water the plants",
         "--model",
         FAST_MODEL,
+        "--strategy",
+        "native",  # through Qwen's own <tool_call> template
         "--state",
         str(state),
         *GREEDY,
