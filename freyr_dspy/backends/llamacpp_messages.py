@@ -11,10 +11,10 @@ import json
 import uuid
 from typing import Any
 
-import json_repair
 from dspy.lm15 import Message, Request, Response, TextPart, ToolCallPart, Usage
 
 from freyr_dspy.backends.llamacpp_grammar import schema_grammar
+from freyr_dspy.parsing import load_json
 
 _FINISH = {
     "stop": "stop",
@@ -143,7 +143,7 @@ def to_response(raw: dict[str, Any], model: str, *, evaluated: int | None = None
         parts.append(TextPart(message["content"]))
     for call in message.get("tool_calls") or []:
         arguments = call["function"].get("arguments") or "{}"
-        parsed = json_repair.loads(arguments) if isinstance(arguments, str) else arguments
+        parsed = load_json(arguments, default={}) if isinstance(arguments, str) else arguments
         parts.append(
             ToolCallPart(
                 call.get("id") or uuid.uuid4().hex,

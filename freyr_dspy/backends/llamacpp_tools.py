@@ -16,7 +16,7 @@ import re
 import uuid
 from typing import Any
 
-import json_repair
+from freyr_dspy.parsing import load_json
 
 #: ``tool_chat_format`` value for models whose chat template renders tools itself.
 TEMPLATE_TOOLS = "template"
@@ -58,7 +58,7 @@ def parse_tool_calls(text: str, names: set[str]) -> tuple[str, list[dict[str, An
         calls = [call for block in blocks if (call := _read_call(block)) is not None]
         return _TOOL_CALL.sub("", text).strip(), calls
     for candidate in _json_candidates(text):
-        items = _loads_object(candidate)
+        items = _load_json_or_empty(candidate)
         items = items if isinstance(items, list) else [items]
         calls = [call for item in items if (call := _read_call(item)) is not None]
         if calls and all(call["function"]["name"] in names for call in calls):
@@ -80,12 +80,12 @@ def _json_candidates(text: str) -> list[str]:
 
 
 def _read_call(block: str | Any) -> dict[str, Any] | None:
-    data = _loads_object(block) if isinstance(block, str) else block
+    data = _load_json_or_empty(block) if isinstance(block, str) else block
     if not isinstance(data, dict) or not isinstance(data.get("name"), str):
         return None
     arguments = data.get("arguments", data.get("parameters", {}))
     if isinstance(arguments, str):  # some models encode the arguments object as a string
-        arguments = _loads_object(arguments)
+        arguments = _load_json_or_empty(arguments)
     return {
         "id": f"call_{uuid.uuid4().hex[:12]}",
         "type": "function",
@@ -96,12 +96,9 @@ def _read_call(block: str | Any) -> dict[str, Any] | None:
     }
 
 
-def _loads_object(text: str) -> Any:
-    """Parse JSON tolerantly; hopelessly malformed or absurdly nested text gives ``{}``."""
-    try:
-        return json_repair.loads(text)
-    except (ValueError, RecursionError):
-        return {}
+def _load_json_or_empty(text: str) -> Any:
+    """Model JSON read tolerantly (``parsing.load_json``); unreadable text gives ``{}``."""
+    return load_json(text, default={})
 
 
 def _arguments_as_objects(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -110,7 +107,7 @@ def _arguments_as_objects(messages: list[dict[str, Any]]) -> list[dict[str, Any]
     for message in messages:
         if message.get("tool_calls"):
             calls = [
-                {**c, "function": {**c["function"], "arguments": _loads_object(a)}}
+                {**c, "function": {**c["function"], "arguments": _load_json_or_empty(a)}}
                 if isinstance(a := c["function"].get("arguments"), str)
                 else c
                 for c in message["tool_calls"]
