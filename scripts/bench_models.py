@@ -32,6 +32,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 from freyr_dspy.assignment import build_assignment
 from freyr_dspy.backends import EMBEDDED_MODELS
 from freyr_dspy.backends.embedded import shared_engine
+from freyr_dspy.backends.llamacpp import DEFAULT_PREFIX_CACHE_BYTES
 from freyr_dspy.benchmarks import EvalOptions, get_benchmark
 from freyr_dspy.domains import Domain
 from freyr_dspy.evaluation.runner import run_episode
@@ -86,10 +87,6 @@ def measure_speed(model_id: str) -> dict[str, float]:
     }
 
 
-def toolbox_of(specs: list[dict[str, Any]]) -> Toolbox:
-    return Toolbox.from_openai(specs)
-
-
 def tools_chosen(model_id: str, strategy: str, toolbox: Toolbox, message: str) -> list[str]:
     """The tools a strategy picks for one message: intents, or the native calls made."""
     domain = Domain("bench", "bench toolbox", make_toolbox=lambda: toolbox)
@@ -108,7 +105,7 @@ def measure_intents(model_id: str, strategy: str = "intent-probe") -> dict[str, 
     data = json.loads(INTENT_SET.read_text(encoding="utf-8"))
     rows = []
     for request in data["requests"]:
-        toolbox = toolbox_of(data["toolboxes"][request["toolbox"]])
+        toolbox = Toolbox.from_openai(data["toolboxes"][request["toolbox"]])
         intents = tools_chosen(model_id, strategy, toolbox, request["message"])
         rows.append(
             {
@@ -182,7 +179,7 @@ def worker(model_id: str, steps: int, native_formats: list[str]) -> dict[str, An
     result: dict[str, Any] = {"model": model_id, "code": code_version()}
     result.update(measure_speed(model_id))
     engine = shared_engine(model_id)
-    engine.set_prefix_cache(engine_default_cache())
+    engine.set_prefix_cache(DEFAULT_PREFIX_CACHE_BYTES)
     parts = {"intent": lambda: measure_intents(model_id)}
     if native_formats:
         parts["native"] = lambda: {"native": measure_native(model_id, native_formats)}
@@ -191,7 +188,7 @@ def worker(model_id: str, steps: int, native_formats: list[str]) -> dict[str, An
             "llmaker_no_cache": measure_llmaker(model_id, steps, 0)
         }
         parts["llmaker_cache"] = lambda: {
-            "llmaker_cache": measure_llmaker(model_id, steps, engine_default_cache())
+            "llmaker_cache": measure_llmaker(model_id, steps, DEFAULT_PREFIX_CACHE_BYTES)
         }
     for name, part in parts.items():
         try:  # one failing part must not lose the others
@@ -200,12 +197,6 @@ def worker(model_id: str, steps: int, native_formats: list[str]) -> dict[str, An
             result.setdefault("errors", {})[name] = f"{type(exc).__name__}: {exc}"
             traceback.print_exc()
     return result
-
-
-def engine_default_cache() -> int:
-    from freyr_dspy.backends.llamacpp import DEFAULT_PREFIX_CACHE_BYTES
-
-    return DEFAULT_PREFIX_CACHE_BYTES
 
 
 def table(results: list[dict[str, Any]]) -> str:
