@@ -1,7 +1,23 @@
-"""DSPy's JSON and chat adapters, with the system message built once per signature.
+"""The adapters that turn a role's signature into a prompt: lean (default), JSON and chat.
 
-They also honour a role's per-call output contract (``freyr_dspy.contracts``): the JSON
-adapter sends it as the ``response_format`` of a backend that enforces JSON schemas, leaving
+``lean`` (``LeanAdapter``) is DSPy's JSON adapter with a compact prompt, static inputs first.
+DSPy's own adapters spend most of a small role's prompt on prose about the prompt: every input
+field described, an input and output template, the instructions wrapped in a sentence, and a
+closing "Respond with a JSON object in the following order of fields ..." line. For FREYR's
+intent role that is ~300 of ~470 tokens, paid on every call. The lean prompt is:
+
+    system:  the instructions, then one line per output field: "key" (type): description
+    user:    <tools>...</tools> <state>...</state> ... <message>...</message>
+    answer:  a JSON object (a grammar enforces it on llama.cpp; the tolerant parsers stay)
+
+Inputs are written static-first: the tool catalog or spec, then the state, then the rest in
+the signature's order. A prefix cache (llama.cpp's, or a provider's) then reuses the longest
+possible prefix between requests to the same toolbox, and the request itself sits right
+before the answer. Signatures are not changed, so compiled instructions and demos run under
+any adapter.
+
+All three honour a role's per-call output contract (``freyr_dspy.contracts``): the JSON
+adapters send it as the ``response_format`` of a backend that enforces JSON schemas, leaving
 the prompt as it is; otherwise (and always with the chat adapter) the schema is written into
 the prompt, and the roles' tolerant parsers stay the safety net.
 
@@ -16,11 +32,15 @@ failure the roles handle (by reading the raw text themselves).
 
 from __future__ import annotations
 
+import json
 import weakref
 from typing import Any
 
 import dspy
+from dspy.adapters.types.tool import ToolCalls
+from dspy.adapters.utils import format_field_value, get_annotation_name, serialize_for_json
 from dspy.utils.exceptions import AdapterParseError
+from pydantic.fields import FieldInfo
 
 from freyr_dspy.contracts import contract_of, enforces_schema, response_format, stated
 
@@ -149,6 +169,76 @@ class FreyrChatAdapter(
         )
 
 
+#: Inputs that are the same for every request to one toolbox (catalogs and specs), then the
+#: state (the same across the requests of a session); everything else follows in its order.
+STATIC_INPUTS = ("tools", "tool", "libraries", "catalog", "candidates", "state")
+
+
+def input_order(signature: type[dspy.Signature]) -> list[str]:
+    """The signature's input names, static ones first (see ``STATIC_INPUTS``)."""
+    names = list(signature.input_fields)
+    static = [n for n in STATIC_INPUTS if n in names]
+    return static + [n for n in names if n not in static]
+
+
+def output_line(name: str, field: FieldInfo) -> str:
+    """One output field for the system message: ``"name" (type): description. Constraints``."""
+    extra = field.json_schema_extra or {}
+    desc = str(extra.get("desc", "")).strip()
+    line = f'"{name}" ({get_annotation_name(field.annotation)})'
+    if desc and desc != f"${{{name}}}":  # DSPy's placeholder for an undescribed field
+        line += f": {desc}"
+    if extra.get("constraints"):
+        line += f". Constraints: {extra['constraints']}"
+    return line
+
+
+class LeanAdapter(FreyrJSONAdapter):
+    """JSON in, JSON out, with ~60 % fewer fixed tokens than DSPy's JSON adapter."""
+
+    def format_system_message(self, signature: type[dspy.Signature]) -> str:
+        """The instructions and the answer's JSON keys; nothing about the inputs' layout."""
+        outputs = [
+            output_line(name, field)
+            for name, field in signature.output_fields.items()
+            if field.annotation is not ToolCalls  # native calls go through the tools API
+        ]
+        answer = "Answer with one JSON object with these keys, in order:\n" + "\n".join(outputs)
+        return f"{signature.instructions.strip()}\n\n{answer}"
+
+    def format_user_message_content(
+        self,
+        signature: type[dspy.Signature],
+        inputs: dict[str, Any],
+        prefix: str = "",
+        suffix: str = "",
+        main_request: bool = False,
+    ) -> str:
+        """Each input as ``<name>value</name>``, static inputs first."""
+        sections = [prefix]
+        for name in input_order(signature):
+            if name in inputs:
+                value = format_field_value(signature.input_fields[name], inputs[name])
+                sections.append(f"<{name}>\n{value}\n</{name}>")
+        sections.append(suffix)
+        return "\n".join(s for s in sections if s).strip()
+
+    def format_assistant_message_content(
+        self,
+        signature: type[dspy.Signature],
+        outputs: dict[str, Any],
+        missing_field_message: str | None = None,
+    ) -> str:
+        """A demo's answer: the JSON object the model should write."""
+        answer = {
+            name: serialize_for_json(outputs.get(name, missing_field_message))
+            for name in signature.output_fields
+        }
+        return json.dumps(answer, ensure_ascii=False)
+
+
 def make_adapter(name: str) -> dspy.Adapter:
-    """Return the adapter called ``json`` or ``chat`` (anything else means ``json``)."""
-    return FreyrChatAdapter() if name == "chat" else FreyrJSONAdapter()
+    """Return the adapter called ``lean``, ``json`` or ``chat`` (anything else means ``lean``)."""
+    if name == "chat":
+        return FreyrChatAdapter()
+    return FreyrJSONAdapter() if name == "json" else LeanAdapter()

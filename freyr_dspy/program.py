@@ -24,7 +24,7 @@ from freyr_dspy.tools import CatalogLevel, Toolbox
 
 logger = logging.getLogger(__name__)
 
-AdapterName = Literal["json", "chat"]
+AdapterName = Literal["lean", "json", "chat"]
 
 
 class FreyrProgram(dspy.Module):
@@ -37,7 +37,8 @@ class FreyrProgram(dspy.Module):
         max_retries: retries of a failed tool call with the error fed back (paper: 3).
         state_view: which of the domain's state renderings the roles see.
         catalog_level: how much of each tool the selection roles see.
-        adapter: ``json`` (structured output; a grammar on llama.cpp) or ``chat`` (DSPy's
+        adapter: ``lean`` (a compact JSON prompt, static inputs first), ``json`` (DSPy's JSON
+            prompt) - both structured output, a grammar on llama.cpp - or ``chat`` (DSPy's
             ``[[ ## field ## ]]`` format).
         options: strategy-specific settings (e.g. ``{"inner": "nlt"}`` for ``gated``).
     """
@@ -51,7 +52,7 @@ class FreyrProgram(dspy.Module):
         max_retries: int = 3,
         state_view: str | None = None,
         catalog_level: CatalogLevel = "brief",
-        adapter: AdapterName = "json",
+        adapter: AdapterName = "lean",
         options: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()

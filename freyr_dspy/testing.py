@@ -24,6 +24,8 @@ from freyr_dspy.errors import FakeLMError, UnknownModelError
 __test__ = False  # not a test module, whatever pytest's collection rules say
 
 _SECTION = re.compile(r"\[\[ ## (\w+) ## \]\]\n?(.*?)(?=\n*\[\[ ## \w+ ## \]\]|\Z)", re.S)
+#: The lean adapter's ``<name>\nvalue\n</name>`` sections.
+_TAGGED = re.compile(r"^<(\w+)>\n(.*?)\n</\1>$", re.S | re.M)
 
 Answer = Mapping[str, Any] | str
 
@@ -165,8 +167,7 @@ def read_call(request: Request) -> FakeCall:
     users = [
         (m.text or "").split("Respond with", 1)[0] for m in request.messages if m.role == "user"
     ]
-    fields_text = next((t for t in reversed(users) if "[[ ## " in t), "")
-    inputs = {name: value.strip() for name, value in _SECTION.findall(fields_text)}
+    inputs = next((found for t in reversed(users) if (found := _input_sections(t))), {})
     prompt = system + "\n" + "\n".join(m.text or "" for m in request.messages)
     return FakeCall(
         model=request.model,
@@ -176,6 +177,12 @@ def read_call(request: Request) -> FakeCall:
         prompt=prompt,
         config=request.config,
     )
+
+
+def _input_sections(text: str) -> dict[str, str]:
+    """The input fields of one user turn, in DSPy's ``[[ ## name ## ]]`` or the lean format."""
+    sections = _SECTION.findall(text) if "[[ ## " in text else _TAGGED.findall(text)
+    return {name: value.strip() for name, value in sections}
 
 
 def _identify_role(system: str, inputs: Mapping[str, str]) -> str:
@@ -188,7 +195,7 @@ def _identify_role(system: str, inputs: Mapping[str, str]) -> str:
         signature = module.signature
         shown = {n for n, f in signature.input_fields.items() if not _native_field(f.annotation)}
         outputs = {n for n, f in signature.output_fields.items() if not _native_field(f.annotation)}
-        if shown == set(inputs) and all(f"`{o}`" in system for o in outputs):
+        if shown == set(inputs) and all(f"`{o}`" in system or f'"{o}"' in system for o in outputs):
             # Roles with the same fields are told apart by their instructions (when not compiled).
             rank = (" ".join(signature.instructions.split()) in flat_system, len(outputs))
             if rank > best_rank:

@@ -67,7 +67,7 @@ class SkilledLM(FakeEngine):
             return generic_answer(call)
         message = call.inputs.get("message", "")
         calls = self.gold.get(message)
-        taught = call.prompt.count("[[ ## message ## ]]") > 2 or MAGIC in call.prompt
+        taught = demos_shown(call.prompt) > 0 or MAGIC in call.prompt
         if call.role == "intent":
             tools = [c["tool"] for c in calls or []] if taught else []
             return {"intents": tools or ["conversation"]}
@@ -78,6 +78,13 @@ class SkilledLM(FakeEngine):
             )
             return {"arguments": args}
         return {"reply": "Done."}
+
+
+def demos_shown(prompt: str) -> int:
+    """How many demos a prompt shows (DSPy's formats also show the input template once)."""
+    if "[[ ## message ## ]]" in prompt:
+        return prompt.count("[[ ## message ## ]]") - 2
+    return prompt.count("<message>\n") - 1
 
 
 def generic_answer(call: FakeCall) -> Answer:

@@ -86,9 +86,10 @@ def test_happy_path_intents_parameters_execute_summary(build: Build) -> None:
         in summary_call.inputs["outcomes"]
     )
     assert "buy milk (priority 2)" in summary_call.inputs["state"]
-    # the intent role sees the catalog with the conversation pseudo-tool first
+    # the intent role sees the catalog with the conversation pseudo-tool last
     tools = engine.calls[0].inputs["tools"]
-    assert tools.startswith("- conversation:") and "- add_task: Add a new task" in tools
+    assert tools.startswith("- add_task: Add a new task") and "\n- conversation:" in tools
+    assert tools.splitlines()[-1].startswith("- conversation:")
 
 
 def test_error_is_fed_back_and_the_retry_succeeds(build: Build) -> None:

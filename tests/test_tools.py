@@ -315,8 +315,8 @@ def test_catalog_levels() -> None:
     assert "    - priority (integer, optional, default 1): 1 (low) to 5 (urgent)." in full
     assert "one of all, open, done" in full
     extra = box.catalog("brief", extra={"conversation": "just talk"})
-    assert extra.splitlines()[0] == "- conversation: just talk"
-    assert box.catalog("names", extra={"conversation": "x"}).splitlines()[0] == "- conversation"
+    assert extra.splitlines()[-1] == "- conversation: just talk"  # after the tools
+    assert box.catalog("names", extra={"conversation": "x"}).splitlines()[-1] == "- conversation"
 
 
 def test_render_tool_spec_without_parameters() -> None:

@@ -113,7 +113,7 @@ def test_tools_and_format_are_in_the_system_prompt() -> None:
     prog, engine = program([{"response": "Hello."}])
     prog(message="hi")
     first = engine.calls[0]
-    instructions = first.prompt.split("your objective is:", 1)[1]
+    instructions = first.prompt.split("<conversation>", 1)[0]  # the system message
     assert CALL_FORMAT.splitlines()[0] in instructions
     assert "- convert_minutes: Convert a duration" in instructions
     assert not any("convert_minutes" in value for value in first.inputs.values())

@@ -1,0 +1,97 @@
+"""The lean adapter: a compact prompt, static inputs first, DSPy's JSON parsing underneath."""
+
+from __future__ import annotations
+
+import dspy
+import pytest
+from dspy.utils.exceptions import AdapterParseError
+
+from freyr_dspy.adapters import LeanAdapter, input_order, make_adapter
+from freyr_dspy.program import FreyrProgram
+from freyr_dspy.roles import IntentSignature, ParametersSignature
+from freyr_dspy.roles.summary import SummarySignature
+from freyr_dspy.testing import FunctionLM, make_fake_lm, register_fake, unregister_fake
+
+INPUTS = {
+    "conversation": "(none)",
+    "message": "Add a task called milk",
+    "tools": "- add_task: Add a task.\n- delete_task: Delete a task.",
+    "state": "no tasks",
+}
+
+
+def test_lean_is_the_default_adapter_of_a_program() -> None:
+    assert FreyrProgram("todo").adapter == "lean"
+    assert isinstance(make_adapter("lean"), LeanAdapter)
+    assert isinstance(make_adapter("anything else"), LeanAdapter)
+
+
+def test_static_inputs_come_first_and_the_rest_keeps_the_signature_order() -> None:
+    assert input_order(IntentSignature) == ["tools", "state", "conversation", "message"]
+    assert input_order(ParametersSignature) == [
+        "tool",
+        "state",
+        "conversation",
+        "message",
+        "feedback",
+    ]
+    assert input_order(SummarySignature) == ["state", "message", "outcomes"]
+
+
+def test_prompt_has_instructions_output_keys_and_tagged_inputs_only() -> None:
+    system, user = LeanAdapter().format(IntentSignature, [], INPUTS)
+    assert system["content"].startswith("Decide which tools must run")
+    assert '"intents" (list[str]): tool names to call' in system["content"]
+    assert "Your input fields are" not in system["content"]  # DSPy's prose is gone
+    content = user["content"]
+    assert content.index("<tools>") < content.index("<state>") < content.index("<message>")
+    assert "<message>\nAdd a task called milk\n</message>" in content
+    assert "Respond with" not in content
+
+
+def test_lean_prompt_is_well_under_half_of_dspys_json_prompt() -> None:
+    lean = LeanAdapter().format(IntentSignature, [], INPUTS)
+    full = dspy.JSONAdapter().format(IntentSignature, [], INPUTS)
+    lean_chars = sum(len(m["content"]) for m in lean)
+    full_chars = sum(len(m["content"]) for m in full)
+    assert lean_chars < 0.5 * full_chars
+
+
+def test_demos_are_user_and_assistant_turns_with_a_json_answer() -> None:
+    demo = dspy.Example(**INPUTS, intents=["add_task"])
+    messages = LeanAdapter().format(IntentSignature, [demo], INPUTS)
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert messages[2]["content"] == '{"intents": ["add_task"]}'
+
+
+def test_constraints_of_a_stated_contract_reach_the_system_message() -> None:
+    stated = IntentSignature.with_updated_fields("intents", constraints="at most 2 names")
+    system = LeanAdapter().format_system_message(stated)
+    assert "Constraints: at most 2 names" in system
+
+
+def test_answers_parse_like_dspys_json_adapter_and_garbage_is_a_parse_error() -> None:
+    adapter = LeanAdapter()
+    assert adapter.parse(IntentSignature, '{"intents": ["add_task"]}') == {"intents": ["add_task"]}
+    assert adapter.parse(IntentSignature, 'Sure! {"intents": ["a", "b"]}')["intents"] == ["a", "b"]
+    with pytest.raises(AdapterParseError):
+        adapter.parse(IntentSignature, "[" * 300)
+
+
+def test_a_program_runs_end_to_end_under_the_lean_adapter() -> None:
+    def answer(call):  # type: ignore[no-untyped-def]
+        if call.role == "intent":
+            assert list(call.inputs) == ["tools", "state", "conversation", "message"]
+            return {"intents": ["add_task"]}
+        if call.role == "parameters":
+            return {"arguments": {"title": "milk"}}
+        return {"reply": "Added milk."}
+
+    register_fake("lean-e2e", FunctionLM(answer))
+    try:
+        with dspy.context(lm=make_fake_lm("fake/lean-e2e")):
+            result = FreyrProgram("todo")(message="Add a task called milk").result
+    finally:
+        unregister_fake("lean-e2e")
+    assert [(c.tool, c.arguments) for c in result.calls] == [("add_task", {"title": "milk"})]
+    assert result.reply == "Added milk."
