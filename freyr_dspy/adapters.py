@@ -183,7 +183,8 @@ def input_order(signature: type[dspy.Signature]) -> list[str]:
 
 def output_line(name: str, field: FieldInfo) -> str:
     """One output field for the system message: ``"name" (type): description. Constraints``."""
-    extra = field.json_schema_extra or {}
+    # NOTE: DSPy fields keep desc and constraints in a dict (pydantic also allows a callable).
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
     desc = str(extra.get("desc", "")).strip()
     line = f'"{name}" ({get_annotation_name(field.annotation)})'
     if desc and desc != f"${{{name}}}":  # DSPy's placeholder for an undescribed field

@@ -44,6 +44,8 @@ class RoleUsage(BaseModel):
     cached_input_tokens: int = 0
     output_tokens: int = 0
     seconds: float = 0.0
+    #: Answers the adapter could not parse, read by the role's tolerant parser instead.
+    parse_failures: int = 0
 
     def __add__(self, other: RoleUsage) -> RoleUsage:
         return RoleUsage(
@@ -52,6 +54,7 @@ class RoleUsage(BaseModel):
             cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             seconds=self.seconds + other.seconds,
+            parse_failures=self.parse_failures + other.parse_failures,
         )
 
 

@@ -226,11 +226,18 @@ def test_native_adapter_turns_native_calling_on() -> None:
 
 def test_native_adapter_asks_for_tool_calls_not_a_json_reply() -> None:
     adapter = NativeToolsAdapter()
-    system = adapter.format_system_message(NativeToolsSignature)
-    closing = adapter.user_message_output_requirements(NativeToolsSignature)
-    assert "JSON object" not in closing  # that talked Qwen out of calling tools
-    assert "Outputs will be a JSON object" not in system
-    assert "Call the tools" in system and "Call the tools" in closing
+    system, user = adapter.format(NativeToolsSignature, [], {"message": "hi", "state": "{}"})
+    assert "JSON object" not in system["content"] + user["content"]  # that talked Qwen out of calls
+    assert "Call the tools" in system["content"]
+    assert "<message>\nhi\n</message>" in user["content"]  # lean: the inputs only
+
+
+def test_a_plain_text_reply_is_not_a_parse_failure_but_a_broken_call_is() -> None:
+    from freyr_dspy.strategies.native import _attempted_call
+
+    assert not _attempted_call("Your task was added.")
+    assert _attempted_call('<tool_call>{"name": "add_task", "argu')
+    assert _attempted_call('{"name": "add_task", "arguments": "{\\"title\\": 1}"}')
 
 
 def test_dspy_tool_carries_the_exact_schema() -> None:

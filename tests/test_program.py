@@ -413,6 +413,7 @@ def test_result_json_has_the_documented_keys(build: Build) -> None:
         "cached_input_tokens",
         "output_tokens",
         "seconds",
+        "parse_failures",
     }
 
 
@@ -466,3 +467,16 @@ def test_memoised_adapters_format_exactly_like_dspy(name: str, plain: type) -> N
     assert make_adapter(name).format(IntentSignature, [], inputs) == expected  # from the cache
     changed = IntentSignature.with_instructions("Only say conversation.")
     assert "Only say conversation." in make_adapter(name).format_system_message(changed)
+
+
+def test_answers_the_adapter_cannot_parse_are_counted_per_role(build: Build) -> None:
+    engine = answers(
+        intent="I think add_task is the one",  # not JSON: the tolerant parser reads it
+        parameters={"arguments": {"title": "milk"}},
+        summary=SUMMARY,
+    )
+    result = build(engine)(message="Add a task called milk").result
+    assert result.intents == ["add_task"]
+    assert result.usage["intent"].parse_failures == 1
+    assert result.usage["parameters"].parse_failures == 0
+    assert result.total_usage.parse_failures == 1

@@ -100,6 +100,7 @@ class Run:
                 f"role {role!r} has no model; pass --model {role}=ID or call apply_assignment()"
             )
         started = time.perf_counter()
+        prediction = None
         try:
             with dspy.track_usage() as tracker:
                 prediction = module(**inputs)
@@ -108,10 +109,13 @@ class Run:
                 raise exc.__cause__ from None  # an unscripted fake call is a test bug
             raise ModelFailure(f"{role} model failed: {_one_line(exc)}") from exc
         finally:
-            self._account(role, tracker.usage_data, time.perf_counter() - started)
+            parse_failed = prediction is not None and prediction.get("parsed_ok") is False
+            self._account(role, tracker.usage_data, time.perf_counter() - started, parse_failed)
         return prediction
 
-    def _account(self, role: str, usage_data: dict[str, list[dict]], seconds: float) -> None:
+    def _account(
+        self, role: str, usage_data: dict[str, list[dict]], seconds: float, parse_failed: bool
+    ) -> None:
         entries = [entry for per_lm in usage_data.values() for entry in per_lm]
         spent = RoleUsage(
             lm_calls=len(entries),
@@ -119,6 +123,7 @@ class Run:
             cached_input_tokens=sum(_cached_tokens(e) for e in entries),
             output_tokens=sum(int(e.get("completion_tokens") or 0) for e in entries),
             seconds=seconds,
+            parse_failures=int(parse_failed),
         )
         self.usage[role] = self.usage.get(role, RoleUsage()) + spent
 

@@ -16,11 +16,12 @@ generic over any toolbox, so other benchmarks reuse it as their structured basel
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import dspy
 
-from freyr_dspy.adapters import FreyrChatAdapter, FreyrJSONAdapter
+from freyr_dspy.adapters import FreyrChatAdapter, LeanAdapter
 from freyr_dspy.contracts import Contract
 from freyr_dspy.errors import ToolUnsupportedError
 from freyr_dspy.parsing import valid_strings, valid_unicode
@@ -33,6 +34,8 @@ from freyr_dspy.tools import Tool
 from freyr_dspy.tools.schema import inline_refs
 
 ROLE = "native"
+#: A JSON object naming a function with its arguments: a call the backend could not read.
+_CALL_SHAPE = re.compile(r'"name"\s*:\s*"[^"]+"\s*,\s*"(arguments|parameters|args)"\s*:')
 
 
 class NativeToolsSignature(dspy.Signature):
@@ -63,7 +66,10 @@ class NativeToolCaller(Role):
     def forward(self, contract: Contract | None = None, **inputs: Any) -> dspy.Prediction:
         """Predict with native function calling switched on in the active adapter."""
         with dspy.context(adapter=native_adapter(dspy.settings.adapter)):
-            return super().forward(contract, **inputs)
+            prediction = super().forward(contract, **inputs)
+        if not prediction.parsed_ok and not _attempted_call(prediction.response):
+            prediction["parsed_ok"] = True  # plain text is this role's reply format
+        return prediction
 
     def parse_raw(self, text: str) -> dict[str, Any]:
         """A reply the adapter could not parse is plain text: the reply, with no call."""
@@ -78,6 +84,11 @@ class NativeToolCaller(Role):
             "calls": _valid_calls(calls),
             "response": str(outputs.get("response") or "").strip(),
         }
+
+
+def _attempted_call(text: str) -> bool:
+    """Whether a reply that is not a parsed tool call still looks like an attempt at one."""
+    return "<tool_call>" in text or bool(_CALL_SHAPE.search(text))
 
 
 def _valid_calls(calls: dspy.ToolCalls) -> dspy.ToolCalls:
@@ -96,28 +107,28 @@ def _valid_calls(calls: dspy.ToolCalls) -> dspy.ToolCalls:
     )
 
 
-class NativeToolsAdapter(FreyrJSONAdapter):
-    """``dspy.JSONAdapter`` for native tool calling: tools first, a plain-text reply otherwise.
+class NativeToolsAdapter(LeanAdapter):
+    """The lean adapter for native tool calling: tool calls first, a plain-text reply otherwise.
 
-    DSPy's own format asks for a JSON object with the reply field, and that talks a small model
-    out of calling tools (Qwen2.5-Coder answered ``{"response": ...}`` every time). Here the
-    model is asked for tool calls through its own tool format, or else a plain-text reply;
-    ``NativeToolCaller.parse_raw`` reads that text as the reply.
+    The tools go through the backend's tool API (the model's own chat template); the prompt
+    holds only the instructions and the inputs, as with every lean role, so ``native`` is
+    measured with no more prompt than it needs. DSPy's JSON format would ask for a JSON object
+    with the reply field, and that talks a small model out of calling tools
+    (Qwen2.5-Coder answered ``{"response": ...}`` every time); here the model is asked for tool
+    calls, or else a plain-text reply, which ``NativeToolCaller.parse_raw`` reads as the reply.
+    After the tool results the conversation ends with them, and the model continues it.
     """
 
     def __init__(self) -> None:
         super().__init__(use_native_function_calling=True)
 
-    def format_field_structure(self, signature: type[dspy.Signature]) -> str:
-        """Describe the reply instead of a JSON structure."""
+    def format_system_message(self, signature: type[dspy.Signature]) -> str:
+        """The instructions, and how to answer: tool calls, or a plain-text reply."""
         return (
-            "Call the tools the message needs, through the tool-calling format. When no tool "
-            "call is needed, or the work is done, reply to the user in plain text."
+            f"{signature.instructions.strip()}\n\nCall the tools the message needs through the "
+            "tool-calling format. When no tool call is needed, or the work is done, reply to "
+            "the user in plain text: that text is your `response`."
         )
-
-    def user_message_output_requirements(self, signature: type[dspy.Signature]) -> str:
-        """Ask for the tool calls the message needs, else a plain reply."""
-        return "Call the tools this message needs now, or reply in plain text."
 
     def _prepare_response_format(self, lm: Any, lm_kwargs: Any, signature: Any) -> None:
         # NOTE: no JSON-schema output format: it would forbid the tool calls themselves.

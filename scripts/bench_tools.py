@@ -1,0 +1,257 @@
+"""Tool calling side by side: freyr, nlt, prompted and native on our own suite, one run per model.
+
+The suite (``scripts/data/tool_suite.json``, written for this project) has 74 requests over five
+toolboxes built with ``Toolbox.from_openai``: dotted and dashed names, nested object and array
+arguments, enums, optional arguments with defaults, one-tool, two-tool and no-tool requests,
+and descriptions with example values (``e.g. 'Lisbon'``) that the requests never use.
+
+For every model, request and strategy (greedy decoding, the program's defaults otherwise):
+- exact call: the calls that succeeded are exactly the expected ones, in order, with equal
+  values (``freyr_dspy.evaluation.calls``); a no-tool request must make no call;
+- parse failures: answers the adapter could not parse (``RoleUsage.parse_failures``);
+- rejected attempts: calls the tool's validation refused (unknown tool, wrong argument);
+- copied examples: argument values equal to an example in the tool's description;
+- input and output tokens, and seconds, per request.
+
+    python scripts/bench_tools.py --out runs/bench_tools.json            # both Qwen models
+    python scripts/bench_tools.py --models embedded/qwen2.5-coder-0.5b --limit 10
+    python scripts/bench_tools.py --out runs/bench_tools.json --report-only
+
+Rows are written to ``--out`` as they finish; a rerun skips the rows already there (resume).
+Prints one markdown table per model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
+
+from freyr_dspy._files import write_text_atomic
+from freyr_dspy.assignment import build_assignment
+from freyr_dspy.backends.embedded import shared_engine
+from freyr_dspy.backends.llamacpp import DEFAULT_PREFIX_CACHE_BYTES
+from freyr_dspy.domains import Domain
+from freyr_dspy.evaluation.calls import calls_match, values_equal
+from freyr_dspy.program import FreyrProgram
+from freyr_dspy.schemas import Result
+from freyr_dspy.settings import DEFAULT_MODEL, FAST_MODEL
+from freyr_dspy.tools import Tool, Toolbox
+
+SUITE = Path(__file__).parent / "data" / "tool_suite.json"
+STRATEGIES = ("freyr", "nlt", "prompted", "native")
+GREEDY = ["temperature=0", "seed=0"]
+_EXAMPLE = re.compile(r"e\.g\.,? '([^']+)'")
+
+
+def load_suite() -> tuple[dict[str, Toolbox], list[dict[str, Any]]]:
+    """The toolboxes (by name) and the requests of the suite."""
+    data = json.loads(SUITE.read_text(encoding="utf-8"))
+    boxes = {name: Toolbox.from_openai(tools) for name, tools in data["toolboxes"].items()}
+    return boxes, data["requests"]
+
+
+def kind(request: dict[str, Any]) -> str:
+    """``0-tool``, ``1-tool`` or ``2-tool``."""
+    return f"{len(request['expected'])}-tool"
+
+
+def run_request(model: str, strategy: str, toolbox: Toolbox, request: dict[str, Any]) -> Result:
+    """One request through one strategy; the state, if any, is shown to the roles as text."""
+    domain = Domain(
+        "bench-tools",
+        "a toolbox of the tool-calling suite",
+        make_toolbox=lambda: toolbox,
+        renderers={"text": lambda state: state or "(no state)"},
+    )
+    program = FreyrProgram(domain, strategy=strategy)
+    program.apply_assignment(
+        build_assignment(program.role_names, default_model=model, sampling_specs=GREEDY)
+    )
+    return program(message=request["message"], state=request.get("state", "")).result
+
+
+def examples_in(tool: Tool) -> list[str]:
+    """The example values written in a tool's description and its parameters' descriptions."""
+    texts = [tool.description, *(p.description for p in tool.parameters)]
+    return [value for text in texts for value in _EXAMPLE.findall(text)]
+
+
+def copied_examples(result: Result, toolbox: Toolbox) -> int:
+    """Argument values (top level) equal to an example of the called tool's description."""
+    copied = 0
+    for call in result.calls:
+        if call.tool not in toolbox.names:
+            continue
+        examples = examples_in(toolbox.get(call.tool))
+        copied += sum(
+            any(isinstance(v, str) and values_equal(e, v) for e in examples)
+            for v in call.arguments.values()
+        )
+    return copied
+
+
+def score_row(
+    model: str, strategy: str, request: dict[str, Any], toolbox: Toolbox, result: Result
+) -> dict[str, Any]:
+    """Everything measured of one request."""
+    made = [(c.tool, c.arguments) for c in result.calls if c.outcome.ok]
+    usage = result.total_usage
+    return {
+        "model": model,
+        "strategy": strategy,
+        "id": request["id"],
+        "kind": kind(request),
+        "ok": calls_match(request["expected"], made, toolbox),
+        "made": [{"name": n, "arguments": a} for n, a in made],
+        "intents": result.intents,
+        "parse_failures": usage.parse_failures,
+        "rejected_attempts": sum(len(c.errors) for c in result.calls),
+        "copied_examples": copied_examples(result, toolbox),
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "seconds": round(usage.seconds, 2),
+        "failure": result.failure,
+    }
+
+
+def code_version() -> str:
+    """The commit measured, marked ``+dirty`` when the tree has changes."""
+    git = ["git", "-C", str(Path(__file__).resolve().parent.parent)]
+    commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True)
+    return commit.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def run(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Run every missing (model, strategy, request) row, saving after each."""
+    boxes, requests = load_suite()
+    requests = requests[: args.limit] if args.limit else requests
+    saved = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
+    rows: list[dict[str, Any]] = saved.get("rows", [])
+    done = {(r["model"], r["strategy"], r["id"]) for r in rows}
+    for model in args.models.split(","):
+        shared_engine(model).set_prefix_cache(DEFAULT_PREFIX_CACHE_BYTES)
+        for request in requests:  # strategies inner: a partial run still compares them
+            for strategy in args.strategies.split(","):
+                if (model, strategy, request["id"]) in done:
+                    continue
+                toolbox = boxes[request["toolbox"]]
+                started = time.perf_counter()
+                try:
+                    result = run_request(model, strategy, toolbox, request)
+                    row = score_row(model, strategy, request, toolbox, result)
+                except Exception as exc:  # recorded as a failed row; the bench goes on
+                    traceback.print_exc()
+                    row = {
+                        "model": model,
+                        "strategy": strategy,
+                        "id": request["id"],
+                        "kind": kind(request),
+                        "ok": False,
+                        "error": f"{type(exc).__name__}: {exc}",
+                    }
+                row["wall_seconds"] = round(time.perf_counter() - started, 2)
+                rows.append(row)
+                mark = "ok" if row["ok"] else "--"
+                print(
+                    f"{model} {strategy:9} {request['id']:12} {mark} {row.get('made')}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                document = {"about": __doc__.splitlines()[0], "code": code_version(), "rows": rows}
+                write_text_atomic(args.out, json.dumps(document, indent=1))
+    return rows
+
+
+def rescore(rows: list[dict[str, Any]]) -> None:
+    """Score the saved calls again, so a report always uses the current matching rules."""
+    boxes, requests = load_suite()
+    by_id = {r["id"]: r for r in requests}
+    for row in rows:
+        if "made" in row:
+            request = by_id[row["id"]]
+            made = [(c["name"], c["arguments"]) for c in row["made"]]
+            row["ok"] = calls_match(request["expected"], made, boxes[request["toolbox"]])
+
+
+def _mean(values: Iterable[float]) -> float:
+    values = list(values)
+    return statistics.mean(values) if values else float("nan")
+
+
+def summary(rows: list[dict[str, Any]], model: str, strategy: str) -> dict[str, Any]:
+    """One table row: accuracy by kind, failures, tokens and seconds."""
+    mine = [r for r in rows if r["model"] == model and r["strategy"] == strategy]
+    scored = [r for r in mine if "error" not in r]
+    out: dict[str, Any] = {"n": len(mine), "errors": len(mine) - len(scored)}
+    out["exact"] = _mean(r["ok"] for r in mine)
+    for k in ("1-tool", "2-tool", "0-tool"):
+        out[k] = _mean(r["ok"] for r in mine if r["kind"] == k)
+    for field in ("parse_failures", "rejected_attempts", "copied_examples"):
+        out[field] = sum(r[field] for r in scored)
+    for field in ("input_tokens", "output_tokens", "seconds"):
+        out[field] = _mean(r[field] for r in scored)
+    out["median_seconds"] = statistics.median(r["seconds"] for r in scored) if scored else 0
+    return out
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """One markdown table per model; token ratios against ``native`` on the same model."""
+    lines = []
+    for model in dict.fromkeys(r["model"] for r in rows):
+        strategies = list(dict.fromkeys(r["strategy"] for r in rows if r["model"] == model))
+        stats = {s: summary(rows, model, s) for s in strategies}
+        native_in = stats.get("native", {}).get("input_tokens")
+        lines += [
+            f"\n{model}\n",
+            "| strategy | n | exact call | 1-tool | 2-tool | no-tool | parse failures "
+            "| rejected attempts | copied examples | input tok/request | × native "
+            "| output tok/request | s/request (median) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for s, st in stats.items():
+            ratio = f"{st['input_tokens'] / native_in:.2f}" if native_in else "-"
+            errors = f" ({st['errors']} errors)" if st["errors"] else ""
+            lines.append(
+                f"| {s} | {st['n']}{errors} "
+                f"| {st['exact']:.2f} | {st['1-tool']:.2f} | {st['2-tool']:.2f} "
+                f"| {st['0-tool']:.2f} "
+                f"| {st['parse_failures']} | {st['rejected_attempts']} | {st['copied_examples']} "
+                f"| {st['input_tokens']:.0f} | {ratio} | {st['output_tokens']:.0f} "
+                f"| {st['median_seconds']:.1f} |"
+            )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=f"{FAST_MODEL},{DEFAULT_MODEL}")
+    parser.add_argument("--strategies", default=",".join(STRATEGIES))
+    parser.add_argument("--limit", type=int, default=0, help="first N requests only (0: all)")
+    parser.add_argument("--out", type=Path, default=Path("runs/bench_tools.json"))
+    parser.add_argument("--report-only", action="store_true", help="print the table of --out")
+    args = parser.parse_args()
+    if args.report_only:
+        rows = json.loads(args.out.read_text(encoding="utf-8"))["rows"]
+    else:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        rows = run(args)
+    rescore(rows)
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
