@@ -29,6 +29,8 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
+from provenance import code_version  # scripts/provenance.py
+
 from freyr_dspy.assignment import build_assignment
 from freyr_dspy.backends import EMBEDDED_MODELS
 from freyr_dspy.backends.embedded import shared_engine
@@ -164,15 +166,6 @@ def measure_native(model_id: str, formats: list[str]) -> dict[str, Any]:
         }
     engine.tool_chat_format = own
     return results
-
-
-def code_version() -> str:
-    """The commit measured, marked ``+dirty`` when the tree has changes (rows may differ)."""
-    root = Path(__file__).resolve().parent.parent
-    git = ["git", "-C", str(root)]
-    commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True)
-    return commit.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
 def worker(model_id: str, steps: int, native_formats: list[str]) -> dict[str, Any]:

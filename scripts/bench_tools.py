@@ -28,7 +28,6 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import time
 import traceback
@@ -37,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
+
+from provenance import code_version  # scripts/provenance.py
 
 from freyr_dspy._files import write_text_atomic
 from freyr_dspy.assignment import build_assignment
@@ -124,14 +125,6 @@ def score_row(
         "seconds": round(usage.seconds, 2),
         "failure": result.failure,
     }
-
-
-def code_version() -> str:
-    """The commit measured, marked ``+dirty`` when the tree has changes."""
-    git = ["git", "-C", str(Path(__file__).resolve().parent.parent)]
-    commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True)
-    return commit.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -245,10 +238,10 @@ def main() -> int:
     args = parser.parse_args()
     if args.report_only:
         rows = json.loads(args.out.read_text(encoding="utf-8"))["rows"]
+        rescore(rows)  # rows of a run are scored as they finish
     else:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         rows = run(args)
-    rescore(rows)
     print(table(rows))
     return 0
 
