@@ -28,6 +28,10 @@ class CallRecord(BaseModel):
     attempts: int = 1
     errors: list[str] = Field(default_factory=list, description="feedback of failed attempts")
     gave_up: bool = Field(default=False, description="the model judged no arguments could work")
+    dropped: list[str] = Field(
+        default_factory=list,
+        description="optional arguments left out: the model wrote values nobody stated",
+    )
 
     @property
     def exhausted(self) -> bool:

@@ -90,7 +90,7 @@ def test_errors_go_back_as_tool_messages_and_are_fixed(fake: Any) -> None:
         return add("renew passport", 9) if len(engine.requests) == 1 else add("renew passport", 5)
 
     engine = fake(answer)
-    result = run("Add an urgent task: renew passport")
+    result = run("Add an urgent task: renew passport, priority 9 or else 5")
     assert [c.outcome.ok for c in result.calls] == [False, True]
     assert "priority must be between 1 and 5, got 9" in result.calls[0].outcome.message
     assert result.failure is None and result.state.tasks[0].priority == 5
@@ -104,7 +104,7 @@ def test_errors_go_back_as_tool_messages_and_are_fixed(fake: Any) -> None:
 
 def test_the_retry_budget_matches_freyr(fake: Any) -> None:
     engine = fake(lambda call: add("x", 0) if call.tools else {"response": "Sorry."})
-    result = run("Add x", max_retries=2)
+    result = run("Add x with priority 0", max_retries=2)
     assert len(result.calls) == 3 and not any(c.outcome.ok for c in result.calls)
     assert result.failure == "retries exhausted for add_task"
     assert len(engine.requests) == 4  # 1 + 2 retries, then the reply without tools
@@ -282,6 +282,6 @@ def test_giving_up_in_text_after_an_error_is_a_failure(fake: Any) -> None:
         return add("x", 0) if len(engine.requests) == 1 else {"response": "I give up."}
 
     engine = fake(answer)
-    result = run("Add x")
+    result = run("Add x with priority 0")
     assert result.reply == "I give up." and result.failure == "retries exhausted for add_task"
     assert len(engine.requests) == 2

@@ -16,6 +16,7 @@ import dspy
 from dspy.utils.exceptions import LMError
 
 from freyr_dspy.errors import BackendError, ConfigError, FakeLMError
+from freyr_dspy.grounding import Evidence, ground_arguments
 from freyr_dspy.roles.parameters import give_up_feedback, gives_up, parameters_contract
 from freyr_dspy.schemas import CallRecord, Outcome, Result, RoleUsage
 from freyr_dspy.tools import Toolbox
@@ -127,6 +128,22 @@ class Run:
         )
         self.usage[role] = self.usage.get(role, RoleUsage()) + spent
 
+    def grounded(
+        self, tool_name: str, arguments: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[str]]:
+        """The model's arguments without optional values nobody stated, and the names dropped.
+
+        Evidence is what the user and the tools have said: the message, the conversation, the
+        state and the outcomes so far (``freyr_dspy.grounding``). Off with
+        ``FreyrProgram(ground_arguments=False)``; an unknown tool is left to validation.
+        """
+        tool = self.toolbox.resolve(tool_name)
+        if tool is None or not self.program.ground_arguments:
+            return dict(arguments), []
+        outcomes = self.render_outcomes() if self.calls else ""
+        evidence = Evidence.of(self.message, self.conversation, self.state_text(), outcomes)
+        return ground_arguments(tool, arguments, evidence)
+
     def execute(self, tool: str, arguments: dict[str, Any]) -> Outcome:
         """Execute one call; commit the new state only when it succeeds."""
         execution = self.toolbox.execute(tool, arguments, self.state)
@@ -149,6 +166,7 @@ class Run:
         feedback = "none"
         errors: list[str] = []
         arguments: dict[str, Any] = {}
+        dropped: list[str] = []
         outcome = Outcome(ok=False, message="not attempted")
         gave_up = False
         for _attempt in range(1 + self.max_retries):
@@ -167,7 +185,7 @@ class Run:
                     message = f"not possible: {reason} (last error: {errors[-1]})"
                     outcome, gave_up = Outcome(ok=False, message=message), True
                     break
-                arguments = prediction.arguments
+                arguments, dropped = self.grounded(tool.name, prediction.arguments)
             outcome = self.execute(tool.name, arguments)
             if outcome.ok:
                 break
@@ -180,6 +198,7 @@ class Run:
             attempts=len(errors) + (1 if outcome.ok else 0),
             errors=errors,
             gave_up=gave_up,
+            dropped=dropped,
         )
         self.calls.append(record)
         return record

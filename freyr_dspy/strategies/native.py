@@ -246,9 +246,9 @@ def execute_calls(run: Run, calls: list[Any], round_index: int) -> tuple[dspy.To
     """
     values, errors, named = [], [], []
     for i, call in enumerate(calls):
-        arguments = dict(call.args or {})
+        arguments, dropped = run.grounded(call.name, dict(call.args or {}))
         outcome = run.execute(call.name, arguments)
-        run.calls.append(_record(call.name, arguments, outcome))
+        run.calls.append(_record(call.name, arguments, outcome, dropped))
         values.append(outcome.render())
         errors.append(not outcome.ok)
         named.append(call.model_copy(update={"id": call.id or f"call_{round_index}_{i}"}))
@@ -258,13 +258,16 @@ def execute_calls(run: Run, calls: list[Any], round_index: int) -> tuple[dspy.To
     return tool_calls.model_copy(update={"tool_call_results": results}), failed
 
 
-def _record(tool: str, arguments: dict[str, Any], outcome: Outcome) -> CallRecord:
+def _record(
+    tool: str, arguments: dict[str, Any], outcome: Outcome, dropped: list[str]
+) -> CallRecord:
     return CallRecord(
         tool=tool,
         arguments=arguments,
         outcome=outcome,
         attempts=1,
         errors=[] if outcome.ok else [outcome.message],
+        dropped=dropped,
     )
 
 

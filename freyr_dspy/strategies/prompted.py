@@ -28,19 +28,21 @@ def _call(run: Run, request: ToolRequest) -> CallRecord:
     """Execute one requested call; a retry of a failed call updates that call's record."""
     tool = run.toolbox.resolve(request.tool)
     name = tool.name if tool else request.tool
-    outcome = run.execute(name, dict(request.parameters))
+    arguments, dropped = run.grounded(name, dict(request.parameters))
+    outcome = run.execute(name, arguments)
     previous = run.calls[-1] if run.calls else None
     if previous is not None and previous.tool == name and not previous.outcome.ok:
         record = CallRecord(
             tool=name,
-            arguments=request.parameters,
+            arguments=arguments,
             outcome=outcome,
             attempts=previous.attempts + 1,
             errors=[*previous.errors, previous.outcome.message],
+            dropped=dropped,
         )
         run.calls[-1] = record
     else:
-        record = CallRecord(tool=name, arguments=request.parameters, outcome=outcome)
+        record = CallRecord(tool=name, arguments=arguments, outcome=outcome, dropped=dropped)
         run.calls.append(record)
     return record
 

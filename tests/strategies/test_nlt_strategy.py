@@ -106,7 +106,7 @@ def test_failed_call_is_retried_with_the_error_as_feedback() -> None:
             "summary": {"reply": "ok"},
         }
     )
-    result = prog(message="add x").result
+    result = prog(message="add x, priority 9 or else 3").result
     assert result.calls[0].outcome.ok and result.calls[0].attempts == 2
     assert attempts[0] == "none" and "priority must be between 1 and 5" in attempts[1]
 

@@ -127,7 +127,7 @@ def test_failed_call_goes_back_as_an_error_observation_and_is_retried() -> None:
             {"response": "ok"},
         ]
     )
-    result = prog(message="add x").result
+    result = prog(message="add x, priority 9 or else 3").result
     assert len(result.calls) == 1
     record = result.calls[0]
     assert record.outcome.ok and record.attempts == 2

@@ -1,0 +1,110 @@
+"""Grounded optional arguments: a value nobody stated is not passed for an optional parameter.
+
+Small models fill every parameter they see. For a required one that is the job; for an optional
+one it invents a value the user never gave (``"limit": 5``, a memo, a calendar location) where
+the tool's own default was meant. ``ground_arguments`` drops an optional argument unless its
+value is *grounded*: stated in the evidence (the message, the conversation, the state, the
+outcomes of earlier calls) or equal to the tool's declared default.
+
+What counts as stated, per value:
+
+* text - the words of the value appear together in the evidence, case-folded, with punctuation
+  and ``_``/``-`` read as spaces (``"dining_out"`` is grounded by "dining out"); a one-word
+  value of three letters or more may abbreviate a word (``"mon"`` by "Monday");
+* a number - the evidence writes that number (``63.4`` by "63.40", ``1200`` by "1,200") or a
+  small number word ("two");
+* a list or an object - every item and value in it is grounded;
+* a boolean or an empty value - always kept: a flag cannot be quoted, and an empty value states
+  nothing the tool would act on.
+
+Required arguments, and names the tool does not declare, are left alone: validation reports
+those, and the error goes back to the model as feedback.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from freyr_dspy.tools import Tool
+
+__all__ = ["Evidence", "ground_arguments"]
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?")
+_NOT_WORD = re.compile(r"[\W_]+")
+#: Shortest one-word value read as an abbreviation of a longer evidence word.
+_ABBREVIATION = 3
+_NUMBER_WORDS = {
+    word: float(value)
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve".split()
+    )
+}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The text arguments may be taken from, prepared once per call."""
+
+    words: str
+    numbers: frozenset[float]
+
+    @classmethod
+    def of(cls, *texts: str) -> Evidence:
+        """Evidence from the given texts (message, conversation, state, outcomes)."""
+        text = "\n".join(texts)
+        numbers = {float(match.replace(",", "")) for match in _NUMBER.findall(text)}
+        words = _words(text)
+        numbers |= {value for word, value in _NUMBER_WORDS.items() if f" {word} " in words}
+        return cls(words=words, numbers=frozenset(numbers))
+
+    def states(self, value: Any) -> bool:
+        """True when ``value`` is grounded in this evidence (see the module docstring)."""
+        if isinstance(value, bool) or value is None:
+            return True
+        if isinstance(value, int | float):
+            return any(math.isclose(float(value), n, rel_tol=1e-9) for n in self.numbers)
+        if isinstance(value, str):
+            return not value.strip() or self._states_text(value)
+        if isinstance(value, Mapping):
+            return all(self.states(item) for item in value.values())
+        if isinstance(value, list | tuple):
+            return all(self.states(item) for item in value)
+        return True
+
+    def _states_text(self, value: str) -> bool:
+        words = _words(value)
+        if words.strip() and words in self.words:
+            return True
+        word = words.strip()
+        if len(word) >= _ABBREVIATION and word.isalpha() and f" {word}" in self.words:
+            return True
+        # "21" written as text is still a number the user may have stated as "21.0".
+        try:
+            return self.states(float(value.replace(",", "")))
+        except ValueError:
+            return False
+
+
+def ground_arguments(
+    tool: Tool, arguments: Mapping[str, Any], evidence: Evidence
+) -> tuple[dict[str, Any], list[str]]:
+    """Return ``arguments`` without ungrounded optional values, and the names dropped."""
+    optional = {p.name: p for p in tool.parameters if not p.required}
+    kept: dict[str, Any] = {}
+    dropped: list[str] = []
+    for name, value in arguments.items():
+        parameter = optional.get(name)
+        if parameter is None or value == parameter.default or evidence.states(value):
+            kept[name] = value
+        else:
+            dropped.append(name)
+    return kept, dropped
+
+
+def _words(text: str) -> str:
+    """Text as words: case-folded, punctuation as single spaces, padded for whole-word search."""
+    return f" {_NOT_WORD.sub(' ', text.casefold()).strip()} "

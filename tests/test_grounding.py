@@ -1,0 +1,127 @@
+"""Grounded optional arguments: invented optional values are dropped, stated ones kept."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from freyr_dspy.grounding import Evidence, ground_arguments
+from freyr_dspy.program import FreyrProgram
+from freyr_dspy.schemas import RoleModel
+from freyr_dspy.testing import ScriptedLM, register_fake, unregister_fake
+from freyr_dspy.tools import Tool
+
+PAYMENT = Tool.from_json_schema(
+    "send_payment",
+    "Send money to a person.",
+    {
+        "type": "object",
+        "properties": {
+            "recipient": {"type": "string"},
+            "amount": {"type": "number"},
+            "currency": {"type": "string", "default": "EUR"},
+            "note": {"type": "string"},
+            "instant": {"type": "boolean"},
+            "split_with": {"type": "array", "items": {"type": "string"}},
+            "reminder": {
+                "type": "object",
+                "properties": {"days_before": {"type": "integer"}, "method": {"type": "string"}},
+            },
+        },
+        "required": ["recipient", "amount"],
+    },
+)
+
+
+def grounded(message: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    return ground_arguments(PAYMENT, arguments, Evidence.of(message))
+
+
+def test_invented_optional_values_are_dropped_and_required_ones_never() -> None:
+    kept, dropped = grounded(
+        "Send 40 to Jonas Berg.",
+        {"recipient": "Someone Else", "amount": 41, "note": "for the concert", "currency": "GBP"},
+    )
+    assert kept == {"recipient": "Someone Else", "amount": 41}
+    assert dropped == ["note", "currency"]
+
+
+@pytest.mark.parametrize(
+    ("message", "name", "value"),
+    [
+        ("Send 40 to Jonas with the note 'concert tickets'.", "note", "Concert tickets."),
+        ("Pay Aisha 1200 GBP.", "currency", "gbp"),
+        ("Split it with Ana and Bo.", "split_with", ["Ana", "bo"]),
+        ("Remind me two days before by email.", "reminder", {"days_before": 2, "method": "email"}),
+        ("The note says dining out.", "note", "dining_out"),
+        ("The note is 1,200.50.", "note", "1200.5"),
+        ("Pay Bo.", "instant", True),
+        ("Split it on Monday and Friday.", "split_with", ["mon", "FRI"]),
+        ("Pay Bo.", "note", ""),
+        ("Pay Bo.", "currency", "EUR"),  # the declared default changes nothing
+    ],
+)
+def test_stated_values_flags_empties_and_defaults_are_kept(
+    message: str, name: str, value: Any
+) -> None:
+    kept, dropped = grounded(message, {"recipient": "Bo", "amount": 1, name: value})
+    assert kept[name] == value and dropped == []
+
+
+@pytest.mark.parametrize(
+    ("message", "name", "value"),
+    [
+        ("Remind me 2 days before.", "reminder", {"days_before": 2, "method": "sms"}),
+        ("Split it with Ana.", "split_with", ["Ana", "Bo"]),
+        ("Send 40 to Jonas, it is for the concert.", "note", "concert tickets"),
+        ("Send 5 to Jonas.", "note", "50"),  # a number must be stated whole, not as a digit
+        ("Split it on Monday.", "split_with", ["mo"]),  # too short to be an abbreviation
+        ("Split it with Simone.", "split_with", ["mone"]),  # only a word's start abbreviates it
+    ],
+)
+def test_a_value_only_partly_stated_is_dropped(message: str, name: str, value: Any) -> None:
+    kept, dropped = grounded(message, {"recipient": "Bo", "amount": 1, name: value})
+    assert name not in kept and dropped == [name]
+
+
+def test_unknown_argument_names_are_left_to_validation() -> None:
+    kept, dropped = grounded("Pay Bo 3.", {"recipient": "Bo", "amount": 3, "memo": "invented"})
+    assert kept["memo"] == "invented" and dropped == []
+
+
+def _program(parameters: dict[str, Any], **kwargs: Any) -> tuple[FreyrProgram, str]:
+    engine = ScriptedLM(
+        {
+            "intent": {"*": {"intents": ["add_task"]}},
+            "parameters": {"*": {"arguments": parameters}},
+            "summary": {"*": {"reply": "Done."}},
+        }
+    )
+    name = f"grounding_{id(engine)}"
+    register_fake(name, engine)
+    program = FreyrProgram("todo", **kwargs)
+    program.apply_assignment(dict.fromkeys(program.role_names, RoleModel(model=f"fake/{name}")))
+    return program, name
+
+
+@pytest.mark.parametrize("ground", [True, False])
+def test_the_program_drops_an_invented_priority_and_records_it(ground: bool) -> None:
+    program, name = _program({"title": "buy milk", "priority": 4}, ground_arguments=ground)
+    try:
+        result = program(message="Add buy milk to my list").result
+    finally:
+        unregister_fake(name)
+    [call] = result.calls
+    assert call.outcome.ok
+    if ground:
+        assert (call.arguments, call.dropped) == ({"title": "buy milk"}, ["priority"])
+        assert result.state.tasks[0].priority == 1  # the tool's own default
+    else:
+        assert (call.arguments, call.dropped) == ({"title": "buy milk", "priority": 4}, [])
+        assert result.state.tasks[0].priority == 4
+
+
+def test_earlier_outcomes_and_the_state_count_as_evidence() -> None:
+    evidence = Evidence.of("Reply to it.", "", "inbox: msg-0042 from Ana", "- search(): found 3")
+    assert evidence.states("msg-0042") and evidence.states(3) and not evidence.states(4)
