@@ -54,6 +54,8 @@ class ProgramSpec(BaseModel):
     state_view: str | None = None
     catalog_level: str = "brief"
     adapter: str = "json"
+    #: Off for artifacts written before grounding existed: they keep running as compiled.
+    ground_arguments: bool = False
     options: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -101,6 +103,7 @@ def build_meta(program: FreyrProgram, **fields: Any) -> ArtifactMeta:
         state_view=program.state_view,
         catalog_level=program.catalog_level,
         adapter=program.adapter,
+        ground_arguments=program.ground_arguments,
         options=program.options,
     )
     return ArtifactMeta(
@@ -283,6 +286,7 @@ def _rebuild(meta: ArtifactMeta, settings: Settings) -> FreyrProgram:
         )
     program.max_retries, program.state_view = spec.max_retries, spec.state_view
     program.catalog_level, program.adapter = spec.catalog_level, spec.adapter  # type: ignore[assignment]
+    program.ground_arguments = spec.ground_arguments
     program.options = dict(spec.options)
     return program
 

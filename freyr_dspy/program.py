@@ -40,6 +40,9 @@ class FreyrProgram(dspy.Module):
         adapter: ``lean`` (a compact JSON prompt, static inputs first), ``json`` (DSPy's JSON
             prompt) - both structured output, a grammar on llama.cpp - or ``chat`` (DSPy's
             ``[[ ## field ## ]]`` format).
+        ground_arguments: leave out optional arguments whose values the model invented - stated
+            nowhere in the message, conversation, state or earlier outcomes
+            (``freyr_dspy.grounding``); each call records what it dropped.
         options: strategy-specific settings (e.g. ``{"inner": "nlt"}`` for ``gated``).
     """
 
@@ -53,6 +56,7 @@ class FreyrProgram(dspy.Module):
         state_view: str | None = None,
         catalog_level: CatalogLevel = "brief",
         adapter: AdapterName = "lean",
+        ground_arguments: bool = True,
         options: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
@@ -63,6 +67,7 @@ class FreyrProgram(dspy.Module):
         self.state_view = state_view
         self.catalog_level: CatalogLevel = catalog_level
         self.adapter: AdapterName = adapter
+        self.ground_arguments = ground_arguments
         self.options = dict(options or {})
         self.assignment: dict[str, RoleModel] = {}
         self.domain.renderer(state_view)  # fail early on an unknown view

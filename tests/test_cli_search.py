@@ -56,7 +56,7 @@ def test_search_prints_the_pareto_front_and_writes_the_report(
     lines = captured.out.splitlines()
     assert lines[0].startswith("study skills-") and "6 complete" in lines[0]
     best = next(line for line in lines if line.split()[0].endswith("*"))
-    assert f"intent={IP} parameters={PP}" in best
+    assert f"intent={IP} " in best and f" parameters={PP}" in best
     assert any(line.split()[0] == "0b" for line in lines)  # the baseline, off the front
     assert "report:" in captured.err
     for name in (

@@ -99,7 +99,7 @@ def test_error_is_fed_back_and_the_retry_succeeds(build: Build) -> None:
         return {"arguments": {"title": "milk", "priority": 5}}
 
     engine = answers(intent={"intents": ["add_task"]}, parameters=parameters, summary=SUMMARY)
-    result = build(engine)(message="add milk, urgent").result
+    result = build(engine)(message="add milk, priority 9 or else 5").result
     [call] = result.calls
     assert call.outcome.ok
     assert call.attempts == 2
@@ -142,6 +142,7 @@ def test_several_intents_run_in_order_and_repeats_are_kept(build: Build) -> None
     titles = iter(["a", "b"])
     engine = answers(
         intent={"intents": ["add_task", "Add Task", "list_tasks", "nonsense"]},
+        confirm={"asked": {"add_task": True, "list_tasks": True}},
         parameters=lambda call: (
             {"arguments": {"title": next(titles)}}
             if "add_task" in call.inputs["tool"]
@@ -161,6 +162,7 @@ def test_several_intents_run_in_order_and_repeats_are_kept(build: Build) -> None
 def test_a_call_that_exhausts_its_retries_stops_the_later_intents(build: Build) -> None:
     engine = answers(
         intent={"intents": ["add_task", "list_tasks", "add_task"]},
+        confirm={"asked": {"add_task": True, "list_tasks": True}},
         parameters={"arguments": {"titel": "milk"}},
         summary=SUMMARY,
     )
@@ -168,7 +170,7 @@ def test_a_call_that_exhausts_its_retries_stops_the_later_intents(build: Build) 
     assert [c.tool for c in result.calls] == ["add_task"]
     assert result.intents == ["add_task", "list_tasks", "add_task"]
     assert result.failure == "retries exhausted for add_task; not attempted: list_tasks, add_task"
-    assert engine.roles_called() == ["intent", "parameters", "parameters", "summary"]
+    assert engine.roles_called() == ["intent", "confirm", "parameters", "parameters", "summary"]
 
 
 @pytest.mark.parametrize(
@@ -183,7 +185,10 @@ def test_giving_up_after_an_error_costs_no_more_attempts_and_later_calls_run(
         return {"arguments": {"titel": "milk"}} if call.inputs["feedback"] == "none" else give_up
 
     engine = answers(
-        intent={"intents": ["add_task", "list_tasks"]}, parameters=parameters, summary=SUMMARY
+        intent={"intents": ["add_task", "list_tasks"]},
+        confirm={"asked": {"add_task": True, "list_tasks": True}},
+        parameters=parameters,
+        summary=SUMMARY,
     )
     start = TodoState(tasks=[Task(title="bread")])
     result = build(engine, max_retries=3)(message="add milk then list", state=start).result
@@ -196,7 +201,57 @@ def test_giving_up_after_an_error_costs_no_more_attempts_and_later_calls_run(
     assert listed.tool == "list_tasks" and listed.outcome.ok
     assert result.state == start
     assert result.failure == "gave up on add_task"
-    assert engine.roles_called() == ["intent", *["parameters"] * 3, "summary"]
+    assert engine.roles_called() == ["intent", "confirm", *["parameters"] * 3, "summary"]
+
+
+def test_confirm_drops_the_planned_tools_the_message_does_not_ask_for(build: Build) -> None:
+    titles = iter(["milk", "x"])
+    engine = answers(
+        intent={"intents": ["add_task", "list_tasks", "add_task"]},
+        confirm={"asked": {"add_task": True, "list_tasks": False}},
+        parameters=lambda call: {"arguments": {"title": next(titles)}},
+        summary=SUMMARY,
+    )
+    result = build(engine, max_retries=0)(message="add milk and add x").result
+    assert result.intents == ["add_task", "add_task"]
+    assert [(c.tool, c.arguments, c.outcome.ok) for c in result.calls] == [
+        ("add_task", {"title": "milk"}, True),
+        ("add_task", {"title": "x"}, True),
+    ]
+    [check] = [c for c in engine.calls if c.role == "confirm"]
+    # only the planned tools, each once, with what it does; the catalog is not sent again
+    assert check.inputs["tools"].splitlines() == [
+        "- add_task: Add a new task to the to-do list.",
+        "- list_tasks: List the tasks, optionally only the open or the done ones.",
+    ]
+
+
+def test_a_plan_of_one_tool_is_not_confirmed_and_a_rejected_plan_chats(build: Build) -> None:
+    single = answers(
+        intent={"intents": ["add_task", "add_task", "conversation"]},
+        parameters={"arguments": {"title": "a"}},
+        summary=SUMMARY,
+    )
+    build(single, max_retries=0)(message="add a")
+    assert "confirm" not in single.roles_called()
+    rejected = answers(
+        intent={"intents": ["add_task", "list_tasks"]},
+        confirm={"asked": {"add_task": False, "list_tasks": False}},
+        chat={"reply": "Hello!"},
+    )
+    result = build(rejected)(message="hello").result
+    assert (result.intents, result.calls, result.reply) == ([], [], "Hello!")
+    assert rejected.roles_called() == ["intent", "confirm", "chat"]
+
+
+def test_confirm_verdicts_are_read_from_loose_text() -> None:
+    from freyr_dspy.roles.confirm import PlanConfirmer, confirmed
+
+    clean = PlanConfirmer().clean
+    asked = clean({"asked": "- add_task: yes\n- list_tasks: No.\n- other: maybe"})["asked"]
+    assert asked == {"add_task": True, "list_tasks": False}
+    # a tool without a clear verdict is kept: the check only ever removes what it rejects
+    assert confirmed(["add_task", "list_tasks", "other"], asked) == ["add_task", "other"]
 
 
 def test_give_up_on_the_first_attempt_is_an_ordinary_bad_call(build: Build) -> None:
@@ -392,9 +447,10 @@ def test_unknown_role_in_assignment() -> None:
 
 def test_roles_are_attributes_with_stable_predictor_names() -> None:
     program = FreyrProgram("todo")
-    assert program.role_names == ("intent", "parameters", "summary", "chat")
+    assert program.role_names == ("intent", "confirm", "parameters", "summary", "chat")
     assert [name for name, _ in program.named_predictors()] == [
         "intent.predict",
+        "confirm.predict",
         "parameters.predict",
         "summary.predict",
         "chat.predict",

@@ -23,6 +23,7 @@ def test_baseline_is_the_default_configuration() -> None:
     assert config.strategy == "freyr" and config.max_retries == 3 and config.num_demos == 0
     assert {r: s.model for r, s in config.assignment.items()} == {
         "intent": QWEN,
+        "confirm": GPT,
         "parameters": GPT,
         "summary": GPT,
         "chat": GPT,
@@ -59,7 +60,7 @@ def test_a_trial_suggests_every_open_dimension_by_name() -> None:
         "max_retries": 2,
         **{
             f"sampling.{r}.{p}": v
-            for r in ("parameters", "summary", "chat")
+            for r in ("confirm", "parameters", "summary", "chat")
             for p, v in (("temperature", 0.1), ("top_p", 0.9), ("top_k", 10))
         },
     }

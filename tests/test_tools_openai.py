@@ -121,6 +121,8 @@ def test_a_program_plans_and_calls_tools_with_dotted_and_dashed_names() -> None:
         if call.role == "intent":
             assert "- math.hypot: Hypotenuse" in call.inputs["tools"]
             return {"intents": ["math.hypot", "get-weather"]}
+        if call.role == "confirm":
+            return {"asked": {"math.hypot": True, "get-weather": True}}
         if call.role == "parameters":
             if "math.hypot" in call.inputs["tool"]:
                 assert "legs (array of number, required)" in call.inputs["tool"]
@@ -138,4 +140,4 @@ def test_a_program_plans_and_calls_tools_with_dotted_and_dashed_names() -> None:
     ]
     assert result.calls[0].outcome.message == "5.0"
     assert "recorded" in result.calls[1].outcome.message
-    assert engine.roles_called() == ["intent", "parameters", "parameters", "summary"]
+    assert engine.roles_called() == ["intent", "confirm", "parameters", "parameters", "summary"]

@@ -23,6 +23,7 @@ ROLES: dict[str, type[Role]] = {
 
 #: Modules that register further roles when imported (strategies' own roles).
 ROLE_MODULES = (
+    "freyr_dspy.roles.confirm",
     "freyr_dspy.roles.tool_selection",
     "freyr_dspy.roles.library",
     "freyr_dspy.roles.prompted",

@@ -1,12 +1,14 @@
 """Strategy ``freyr``: the FREYR paper's Algorithm 1.
 
-intents -> if only ``conversation``: chat; else for each intent: parameters -> execute ->
-on error feed the error back and retry (``max_retries``) -> summary of all outcomes.
+intents -> (a plan naming several tools is confirmed tool by tool) -> if only
+``conversation``: chat; else for each intent: parameters -> execute -> on error feed the error
+back and retry (``max_retries``) -> summary of all outcomes.
 """
 
 from __future__ import annotations
 
 from freyr_dspy.parsing import CONVERSATION, match_names
+from freyr_dspy.roles.confirm import confirm_contract, confirmed
 from freyr_dspy.roles.intent import intent_contract
 from freyr_dspy.schemas import Result
 from freyr_dspy.strategies.base import FunctionStrategy, Run
@@ -34,6 +36,27 @@ def recognise_intents(run: Run) -> tuple[list[str], list[str]]:
     intents, unknown = match_names(prediction.intents, run.toolbox.names, keep_repeats=True)
     run.intents = intents[:MAX_INTENTS]
     return run.intents, unknown
+
+
+def confirm_intents(run: Run, intents: list[str]) -> list[str]:
+    """Keep the planned tools the ``confirm`` role judges the message to ask for.
+
+    Asked only when the plan names two different tools or more: a single tool (or one tool
+    repeated) is the intent role's whole answer, and checking it would cost a call for
+    nothing. Strategies without the ``confirm`` role keep the plan as it is.
+    """
+    tools = list(dict.fromkeys(name for name in intents if name != CONVERSATION))
+    if len(tools) < 2 or "confirm" not in run.program.role_names:
+        return intents
+    prediction = run.call_role(
+        "confirm",
+        contract=confirm_contract(tools),
+        tools=run.toolbox.subset(names=tools).catalog("brief"),
+        conversation=run.conversation,
+        message=run.message,
+    )
+    run.intents = confirmed(intents, prediction.asked)
+    return run.intents
 
 
 def chat(run: Run, intents: list[str], failure: str | None = None) -> Result:
@@ -71,6 +94,7 @@ def exhausted_failure(run: Run, skipped: list[str] | None) -> str | None:
 def run_freyr(run: Run) -> Result:
     """Run Algorithm 1 for one request."""
     intents, unknown = recognise_intents(run)
+    intents = confirm_intents(run, intents)
     tool_intents = [name for name in intents if name != CONVERSATION]
     if not tool_intents:
         failure = f"intent named no known tool: {', '.join(unknown)}" if unknown else None
@@ -81,7 +105,8 @@ def run_freyr(run: Run) -> Result:
 
 FREYR = FunctionStrategy(
     name="freyr",
-    roles=("intent", "parameters", "summary", "chat"),
+    roles=("intent", "confirm", "parameters", "summary", "chat"),
     fn=run_freyr,
-    description="FREYR: intents, then parameters per tool with error-feedback retries, summary",
+    description="FREYR: intents (confirmed when several), then parameters per tool with "
+    "error-feedback retries, summary",
 )
