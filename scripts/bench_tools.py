@@ -11,6 +11,8 @@ For every model, request and strategy (greedy decoding, the program's defaults o
 - parse failures: answers the adapter could not parse (``RoleUsage.parse_failures``);
 - rejected attempts: calls the tool's validation refused (unknown tool, wrong argument);
 - copied examples: argument values equal to an example in the tool's description;
+- dropped optional: optional arguments left out because nobody stated their value
+  (``freyr_dspy.grounding``, on in every strategy);
 - input and output tokens, and seconds, per request.
 
     python scripts/bench_tools.py --out runs/bench_tools.json            # both Qwen models
@@ -120,6 +122,7 @@ def score_row(
         "parse_failures": usage.parse_failures,
         "rejected_attempts": sum(len(c.errors) for c in result.calls),
         "copied_examples": copied_examples(result, toolbox),
+        "dropped_optional": sum(len(c.dropped) for c in result.calls),
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
         "seconds": round(usage.seconds, 2),
@@ -192,8 +195,8 @@ def summary(rows: list[dict[str, Any]], model: str, strategy: str) -> dict[str, 
     out["exact"] = _mean(r["ok"] for r in mine)
     for k in ("1-tool", "2-tool", "0-tool"):
         out[k] = _mean(r["ok"] for r in mine if r["kind"] == k)
-    for field in ("parse_failures", "rejected_attempts", "copied_examples"):
-        out[field] = sum(r[field] for r in scored)
+    for field in ("parse_failures", "rejected_attempts", "copied_examples", "dropped_optional"):
+        out[field] = sum(r.get(field, 0) for r in scored)
     for field in ("input_tokens", "output_tokens", "seconds"):
         out[field] = _mean(r[field] for r in scored)
     out["median_seconds"] = statistics.median(r["seconds"] for r in scored) if scored else 0
@@ -210,9 +213,9 @@ def table(rows: list[dict[str, Any]]) -> str:
         lines += [
             f"\n{model}\n",
             "| strategy | n | exact call | 1-tool | 2-tool | no-tool | parse failures "
-            "| rejected attempts | copied examples | input tok/request | × native "
-            "| output tok/request | s/request (median) |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+            "| rejected attempts | copied examples | dropped optional | input tok/request "
+            "| × native | output tok/request | s/request (median) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for s, st in stats.items():
             ratio = f"{st['input_tokens'] / native_in:.2f}" if native_in else "-"
@@ -222,7 +225,8 @@ def table(rows: list[dict[str, Any]]) -> str:
                 f"| {st['exact']:.2f} | {st['1-tool']:.2f} | {st['2-tool']:.2f} "
                 f"| {st['0-tool']:.2f} "
                 f"| {st['parse_failures']} | {st['rejected_attempts']} | {st['copied_examples']} "
-                f"| {st['input_tokens']:.0f} | {ratio} | {st['output_tokens']:.0f} "
+                f"| {st['dropped_optional']} | {st['input_tokens']:.0f} | {ratio} "
+                f"| {st['output_tokens']:.0f} "
                 f"| {st['median_seconds']:.1f} |"
             )
     return "\n".join(lines)
