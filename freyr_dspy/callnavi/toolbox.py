@@ -8,6 +8,8 @@ a ``Tool`` with ``func=None``; the raw type hints and return values ride along i
 because the data has no grouping. A camelCase name is split into words; the first word is the
 verb (``get``, ``applyFor`` ...) and the remaining content words are the API's *topics*
 (``getCreditCardStatement`` -> credit, card, statement). Libraries are then built greedily:
+a word that more than half of the catalog shares (``Policy`` in an insurer's
+``getPolicyQuote``, ``renewPolicy`` ...) names the domain and is set aside; then
 the topic shared by the most ungrouped APIs becomes a library holding all of them, until no
 topic is shared by two APIs. An API left alone joins the library whose topics overlap its
 name's words most, then its description's words; what still fits nowhere goes to ``misc``.
@@ -28,6 +30,9 @@ from freyr_dspy.tools import Tool, Toolbox, ToolParameter
 ApiCatalogLevel = Literal["names", "brief", "full", "paper"]
 
 MISC_LIBRARY = "misc"
+
+#: Below this many APIs a word shared by most names is still a fine library of its own.
+_MIN_APIS_FOR_DOMAIN_WORDS = 6
 
 #: Words that say nothing about an API's subject (prepositions, qualifiers, generic nouns).
 _NON_TOPICS = frozenset(
@@ -71,7 +76,7 @@ def derive_libraries(
     Returns:
         (library -> API names in catalog order, library -> one-line description).
     """
-    topics = {api.name: api_topics(api.name) for api in apis}
+    topics = _without_domain_words({api.name: api_topics(api.name) for api in apis})
     order = {api.name: i for i, api in enumerate(apis)}
     libraries = _greedy_groups(topics)
     grouped = {name for names in libraries.values() for name in names}
@@ -94,6 +99,22 @@ def api_topics(name: str) -> list[str]:
     content = [_stem(w) for w in words[1:] if w not in _NON_TOPICS]
     # A bare verb (``checkout``) is its own topic.
     return list(dict.fromkeys(content)) or [_stem(words[0])]
+
+
+def _without_domain_words(topics: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Drop words that most of the catalog shares (every name saying ``Policy``).
+
+    Such a word names the domain, not a topic: grouping by it would put the whole catalog into
+    one library and leave a gate nothing to choose. An API whose only topic is a domain word
+    keeps it.
+    """
+    if len(topics) < _MIN_APIS_FOR_DOMAIN_WORDS:
+        return topics
+    counts = Counter(t for words in topics.values() for t in words)
+    domain_words = {t for t, n in counts.items() if n > len(topics) / 2}
+    return {
+        name: [t for t in words if t not in domain_words] or words for name, words in topics.items()
+    }
 
 
 def _greedy_groups(topics: dict[str, list[str]]) -> dict[str, list[str]]:

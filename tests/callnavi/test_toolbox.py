@@ -55,6 +55,34 @@ def test_libraries_group_apis_by_shared_topic_and_place_the_rest() -> None:
     assert sorted(every) == sorted(a.name for a in apis)  # each API in exactly one library
 
 
+def test_a_word_every_name_shares_does_not_collapse_the_catalog_into_one_library() -> None:
+    # An insurer's catalog: every name says "Policy", which names the domain, not a topic.
+    apis = [
+        spec("getPolicyQuote"),
+        spec("comparePolicyQuotes"),
+        spec("acceptPolicyQuote"),
+        spec("filePolicyClaim"),
+        spec("getPolicyClaimStatus"),
+        spec("appealPolicyClaim"),
+        spec("getPolicyPremium"),
+        spec("payPolicyPremium"),
+        spec("renewPolicy"),
+    ]
+    libraries, _ = derive_libraries(apis)
+    assert "policy" not in libraries or len(libraries["policy"]) < len(apis) / 2
+    assert libraries["quote"] == ["getPolicyQuote", "comparePolicyQuotes", "acceptPolicyQuote"]
+    assert libraries["claim"] == ["filePolicyClaim", "getPolicyClaimStatus", "appealPolicyClaim"]
+    assert libraries["premium"] == ["getPolicyPremium", "payPolicyPremium"]
+    every = [name for names in libraries.values() for name in names]
+    assert sorted(every) == sorted(a.name for a in apis)
+
+
+def test_a_small_catalog_may_share_one_word() -> None:
+    # Below six APIs a shared word is a fine library: there is nothing to gate.
+    libraries, _ = derive_libraries([spec("getLoanDetails"), spec("applyForLoan")])
+    assert libraries == {"loan": ["getLoanDetails", "applyForLoan"]}
+
+
 def test_api_tools_are_spec_only_with_types_from_the_hints() -> None:
     tool = api_tool(
         spec(
