@@ -226,6 +226,30 @@ def test_confirm_drops_the_planned_tools_the_message_does_not_ask_for(build: Bui
     ]
 
 
+def test_a_plan_that_copies_the_catalog_is_asked_again_for_one_tool(build: Build) -> None:
+    plans = iter([["add_task", "complete_task", "list_tasks", "conversation"], ["add_task"]])
+    engine = answers(
+        intent=lambda call: {"intents": next(plans)},
+        parameters={"arguments": {"title": "milk"}},
+        summary=SUMMARY,
+    )
+    result = build(engine, max_retries=0)(message="add milk").result
+    assert result.intents == ["add_task"]
+    assert [(c.tool, c.outcome.ok) for c in result.calls] == [("add_task", True)]
+    assert engine.roles_called() == ["intent", "intent", "parameters", "summary"]
+
+
+def test_only_most_of_the_catalog_in_catalog_order_counts_as_a_copy() -> None:
+    from freyr_dspy.strategies.freyr import copies_catalog
+
+    catalog = ["a", "b", "c", "d", "e"]
+    assert copies_catalog(["a", "b", "c", "conversation"], catalog)
+    assert copies_catalog(["b", "c", "d", "e", "e"], catalog)
+    assert not copies_catalog(["a", "b"], catalog)  # two tools: a real two-step plan
+    assert not copies_catalog(["c", "a", "b"], catalog)  # an order of its own: a choice
+    assert not copies_catalog(["a", "b", "c"], [*catalog, "f", "g"])  # under half the catalog
+
+
 def test_a_plan_of_one_tool_is_not_confirmed_and_a_rejected_plan_chats(build: Build) -> None:
     single = answers(
         intent={"intents": ["add_task", "add_task", "conversation"]},
