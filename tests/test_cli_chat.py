@@ -99,5 +99,6 @@ def test_two_turns_on_the_embedded_model(
     turns = [json.loads(line) for line in out]
     assert len(turns) == 2
     for turn in turns:  # whatever the tiny model does, every turn is accounted for
-        assert turn["usage"]["intent"]["lm_calls"] == 1
+        # one intent call, or two when the tiny model's plan copies the catalog (asked again)
+        assert turn["usage"]["intent"]["lm_calls"] in (1, 2)
         assert turn["total_usage"]["input_tokens"] > 0

@@ -104,10 +104,9 @@ def test_concurrent_calls_share_the_engine_safely() -> None:
 
 def test_program_request_reports_usage_per_role(engine_reports: list[dict[str, Any]]) -> None:
     tiny = Sampling(temperature=0.0, seed=7, max_tokens=24)  # accounting, not quality
-    program = FreyrProgram("todo", max_retries=0).apply_assignment(
-        dict.fromkeys(
-            ("intent", "parameters", "summary", "chat"), RoleModel(model=MODEL, sampling=tiny)
-        )
+    program = FreyrProgram("todo", max_retries=0)
+    program.apply_assignment(
+        dict.fromkeys(program.role_names, RoleModel(model=MODEL, sampling=tiny))
     )
     before = len(engine_reports)
     result = program(message="Add a task called buy milk").result

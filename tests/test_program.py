@@ -250,6 +250,19 @@ def test_only_most_of_the_catalog_in_catalog_order_counts_as_a_copy() -> None:
     assert not copies_catalog(["a", "b", "c"], [*catalog, "f", "g"])  # under half the catalog
 
 
+def test_confirm_without_a_model_of_its_own_uses_the_intent_roles(build: Build) -> None:
+    engine = answers(
+        intent={"intents": ["add_task", "list_tasks"]},
+        confirm={"asked": {"add_task": True, "list_tasks": False}},
+        parameters={"arguments": {"title": "milk"}},
+        summary=SUMMARY,
+    )
+    older_code = dict.fromkeys(("intent", "parameters", "summary", "chat"), engine)
+    result = build(older_code, max_retries=0)(message="add milk").result
+    assert result.intents == ["add_task"]
+    assert engine.roles_called() == ["intent", "confirm", "parameters", "summary"]
+
+
 def test_a_plan_of_one_tool_is_not_confirmed_and_a_rejected_plan_chats(build: Build) -> None:
     single = answers(
         intent={"intents": ["add_task", "add_task", "conversation"]},

@@ -96,7 +96,7 @@ class Run:
             FakeLMError: when a strict test fake was called with an unscripted prompt.
         """
         module = self.program.role(role)
-        if dspy.settings.lm is None and not _has_lm(module):
+        if dspy.settings.lm is None and not has_lm(module):
             raise ConfigError(
                 f"role {role!r} has no model; pass --model {role}=ID or call apply_assignment()"
             )
@@ -237,7 +237,7 @@ class Run:
         )
 
 
-def _has_lm(module: dspy.Module) -> bool:
+def has_lm(module: dspy.Module) -> bool:
     """Tell whether some predictor of ``module`` has an LM.
 
     The usual ``predict`` is checked first: walking every predictor costs ~0.4 ms per call.

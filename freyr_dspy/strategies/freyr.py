@@ -11,7 +11,7 @@ from freyr_dspy.parsing import CONVERSATION, match_names
 from freyr_dspy.roles.confirm import confirm_contract, confirmed
 from freyr_dspy.roles.intent import intent_contract
 from freyr_dspy.schemas import Result
-from freyr_dspy.strategies.base import FunctionStrategy, Run
+from freyr_dspy.strategies.base import FunctionStrategy, Run, has_lm
 
 CONVERSATION_TOOL = {CONVERSATION: "reply without any tool: chat, clarify, or suggest"}
 
@@ -65,6 +65,7 @@ def confirm_intents(run: Run, intents: list[str]) -> list[str]:
     tools = list(dict.fromkeys(name for name in intents if name != CONVERSATION))
     if len(tools) < 2 or "confirm" not in run.program.role_names:
         return intents
+    _check_with_the_planners_model(run)
     prediction = run.call_role(
         "confirm",
         contract=confirm_contract(tools),
@@ -74,6 +75,17 @@ def confirm_intents(run: Run, intents: list[str]) -> list[str]:
     )
     run.intents = confirmed(intents, prediction.asked)
     return run.intents
+
+
+def _check_with_the_planners_model(run: Run) -> None:
+    """Give ``confirm`` the intent role's model when it was assigned none of its own.
+
+    Code written before the role existed assigns only the other roles; the plan is then checked
+    by the model that wrote it rather than failing for want of a model.
+    """
+    confirm, intent = run.program.role("confirm"), run.program.role("intent")
+    if not has_lm(confirm) and has_lm(intent):
+        confirm.set_lm(next(p.lm for p in intent.predictors() if p.lm is not None))
 
 
 def chat(run: Run, intents: list[str], failure: str | None = None) -> Result:
