@@ -258,9 +258,11 @@ def test_confirm_without_a_model_of_its_own_uses_the_intent_roles(build: Build) 
         summary=SUMMARY,
     )
     older_code = dict.fromkeys(("intent", "parameters", "summary", "chat"), engine)
-    result = build(older_code, max_retries=0)(message="add milk").result
+    program = build(older_code, max_retries=0)
+    result = program(message="add milk").result
     assert result.intents == ["add_task"]
     assert engine.roles_called() == ["intent", "confirm", "parameters", "summary"]
+    assert program.assignment["confirm"] == program.assignment["intent"]  # saved as it ran
 
 
 def test_a_plan_of_one_tool_is_not_confirmed_and_a_rejected_plan_chats(build: Build) -> None:

@@ -81,11 +81,15 @@ def _check_with_the_planners_model(run: Run) -> None:
     """Give ``confirm`` the intent role's model when it was assigned none of its own.
 
     Code written before the role existed assigns only the other roles; the plan is then checked
-    by the model that wrote it rather than failing for want of a model.
+    by the model that wrote it rather than failing for want of a model. The assignment records
+    the borrowed model too, so a program saved afterwards loads with the same one.
     """
-    confirm, intent = run.program.role("confirm"), run.program.role("intent")
+    program = run.program
+    confirm, intent = program.role("confirm"), program.role("intent")
     if not has_lm(confirm) and has_lm(intent):
         confirm.set_lm(next(p.lm for p in intent.predictors() if p.lm is not None))
+        if "intent" in program.assignment:
+            program.assignment["confirm"] = program.assignment["intent"]
 
 
 def chat(run: Run, intents: list[str], failure: str | None = None) -> Result:
