@@ -97,6 +97,12 @@ def _tool_selection(call: FakeCall, gold: GoldContext) -> Answer | None:
     }
 
 
+def _confirm(call: FakeCall, gold: GoldContext) -> Answer | None:
+    wanted = {c.tool for c in gold.calls}
+    names = _CATALOG_NAME.findall(call.inputs.get("tools", ""))
+    return {"asked": {name: name in wanted for name in names}}
+
+
 def _library(call: FakeCall, gold: GoldContext) -> Answer | None:
     libraries = list(dict.fromkeys(gold.libraries.get(c.tool, "general") for c in gold.calls))
     return {"selected": libraries or ["none"]}
@@ -108,6 +114,7 @@ _PLACEHOLDERS: dict[str, Answer] = {"chat": {"reply": "OK."}, "summary": {"reply
 
 GOLD_ANSWERS: dict[str, GoldAnswer] = {
     "intent": _intent,
+    "confirm": _confirm,
     "parameters": _parameters,
     "summary": _summary,
     "chat": _chat,

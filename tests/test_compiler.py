@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -82,6 +83,31 @@ def test_labeled_demos_are_gold_per_role(
     assert report.program.chat.predict.demos == []
     # varied: the intent demos do not all teach the same tool
     assert len({tuple(d.intents) for d in intent_demos}) == 3
+
+
+def test_a_two_tool_gold_step_replays_through_confirm(tmp_path: Path) -> None:
+    from freyr_dspy.benchmarks.todo import TodoBenchmark
+    from freyr_dspy.gold import gold_demos
+    from freyr_dspy.metrics import BenchmarkMetric, step_example
+
+    row = {
+        "id": "two",
+        "message": "Add a task called milk, then list my tasks.",
+        "calls": [
+            {"tool": "add_task", "arguments": {"title": "milk"}},
+            {"tool": "list_tasks", "arguments": {}},
+        ],
+    }
+    (tmp_path / "todo.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    benchmark = TodoBenchmark()
+    [episode] = benchmark.train_episodes(tmp_path, OPTIONS)
+    program = benchmark.make_program("freyr", OPTIONS)
+    metric = BenchmarkMetric(benchmark, program.coerce_state)
+    demos = gold_demos(program, [step_example(episode.steps[0])], metric)
+    [confirm] = demos["confirm.predict"]
+    assert confirm.asked == {"add_task": True, "list_tasks": True}
+    # the replay went on past the check: both calls left their parameters demo
+    assert len(demos["parameters.predict"]) == 2
 
 
 def test_demo_roles_and_maxlen_limit_the_demos(
