@@ -21,7 +21,15 @@ from freyr_dspy.errors import (
 )
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.roles import ROLES
-from freyr_dspy.schemas import CallRecord, Outcome, Result, RoleModel, RoleUsage, Sampling
+from freyr_dspy.schemas import (
+    CallRecord,
+    Failure,
+    Outcome,
+    Result,
+    RoleModel,
+    RoleUsage,
+    Sampling,
+)
 from freyr_dspy.settings import Settings
 from freyr_dspy.strategies import STRATEGIES
 from freyr_dspy.tools import Tool, Toolbox, ToolParameter
@@ -43,6 +51,7 @@ __all__ = [
     "ConfigError",
     "DataError",
     "Domain",
+    "Failure",
     "FreyrError",
     "FreyrProgram",
     "McpConnection",

@@ -151,7 +151,7 @@ class FreyrProgram(dspy.Module):
                 result = get_strategy(self.strategy_name).run(run)
             except ModelFailure as exc:
                 logger.warning("%s", exc)
-                result = run.result("", run.intents, failure=str(exc))
+                result = run.result("", run.intents, failure=exc.failure)
         return to_prediction(result)
 
     def coerce_state(self, state: Any) -> Any:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -62,6 +62,36 @@ class RoleUsage(BaseModel):
         )
 
 
+FailureKind = Literal[
+    "model",  # a role's model failed: transport, timeout, provider error
+    "context",  # a prompt did not fit the model's context window
+    "parse",  # a selection answer could not be read at all
+    "unknown_tool",  # the plan named only tools (or APIs) the catalog does not have
+    "retries",  # a call failed on every attempt
+    "gave_up",  # the model judged that no arguments could make a call valid
+    "turn_limit",  # the prompted loop ended without a final answer
+]
+#: Failures where the model never answered: the request measures the backend, not the method.
+MODEL_FAILURES: frozenset[str] = frozenset({"model", "context"})
+
+
+class Failure(BaseModel):
+    """Why a request could not be completed: a kind to branch on, a detail to read."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: FailureKind
+    detail: str
+
+    @property
+    def model_failed(self) -> bool:
+        """The model never answered (transport, timeout, context overflow)."""
+        return self.kind in MODEL_FAILURES
+
+    def __str__(self) -> str:
+        return self.detail
+
+
 class Result(BaseModel):
     """Everything one program call produced.
 
@@ -77,7 +107,9 @@ class Result(BaseModel):
     calls: list[CallRecord] = Field(default_factory=list)
     state: Any = None
     usage: dict[str, RoleUsage] = Field(default_factory=dict)
-    failure: str | None = Field(default=None, description="why the request could not be completed")
+    failure: Failure | None = Field(
+        default=None, description="why the request could not be completed"
+    )
 
     @property
     def total_usage(self) -> RoleUsage:

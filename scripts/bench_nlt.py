@@ -334,7 +334,7 @@ def _gate_request(program: FreyrProgram, message: str, tool: str, inner: str) ->
         "tokens_out": result.total_usage.output_tokens,
         "fallback": result.usage.get(selector, None) is not None
         and result.usage[selector].lm_calls > 1,
-        "failure": result.failure,
+        "failure": str(result.failure) if result.failure else None,
     }
 
 

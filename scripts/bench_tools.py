@@ -126,7 +126,7 @@ def score_row(
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
         "seconds": round(usage.seconds, 2),
-        "failure": result.failure,
+        "failure": str(result.failure) if result.failure else None,
     }
 
 

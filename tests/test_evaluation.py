@@ -25,7 +25,7 @@ from freyr_dspy.evaluation import EvalConfig, Evaluation, StepRecord, evaluate
 from freyr_dspy.evaluation import harness as harness_module
 from freyr_dspy.evaluation.plan import make_plan, seeded
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.schemas import RoleModel, Sampling
+from freyr_dspy.schemas import Failure, RoleModel, Sampling
 from freyr_dspy.strategies import STRATEGIES
 from freyr_dspy.testing import unregister_fake
 
@@ -268,6 +268,14 @@ def test_records_are_plain_json(tiny: TinyBenchmark, counter: Any) -> None:
     record = evaluate(config(runs=1, limit=1)).records[0]
     assert isinstance(record, StepRecord)
     json.dumps(record.to_json(), allow_nan=False)
+
+
+def test_a_records_failure_is_typed_after_a_json_round_trip() -> None:
+    failure = Failure(kind="retries", detail="retries exhausted for add_task")
+    diagnostics = {"failure": failure.model_dump()}
+    record = StepRecord("b", "freyr", 0, "c", "e", "s", 0.0, diagnostics=diagnostics)
+    assert StepRecord.from_json(record.to_json()).failure == failure
+    assert StepRecord("b", "freyr", 0, "c", "e", "s", 1.0).failure is None
 
 
 def test_default_contestants_are_the_installed_strategies(

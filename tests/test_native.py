@@ -18,7 +18,7 @@ from freyr_dspy.backends.llamacpp_tools import tool_results_as_user
 from freyr_dspy.domains.example import TodoState
 from freyr_dspy.errors import ToolUnsupportedError
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.schemas import Result, RoleModel, Sampling
+from freyr_dspy.schemas import Failure, Result, RoleModel, Sampling
 from freyr_dspy.strategies.native import (
     NativeToolsAdapter,
     NativeToolsSignature,
@@ -106,7 +106,7 @@ def test_the_retry_budget_matches_freyr(fake: Any) -> None:
     engine = fake(lambda call: add("x", 0) if call.tools else {"response": "Sorry."})
     result = run("Add x with priority 0", max_retries=2)
     assert len(result.calls) == 3 and not any(c.outcome.ok for c in result.calls)
-    assert result.failure == "retries exhausted for add_task"
+    assert result.failure == Failure(kind="retries", detail="retries exhausted for add_task")
     assert len(engine.requests) == 4  # 1 + 2 retries, then the reply without tools
     assert result.reply == "Sorry." and result.state.tasks == []
 
@@ -270,7 +270,7 @@ def test_native_on_the_embedded_model() -> None:
     result: Result = program(message="Add a task called buy milk").result
     usage = result.usage["native"]
     assert usage.lm_calls in (1, 2) and usage.input_tokens > 200  # the tool schemas were sent
-    assert result.failure is None or result.failure.startswith("retries exhausted")
+    assert result.failure is None or result.failure.detail.startswith("retries exhausted")
     assert all(
         c.tool in program.toolbox.names or "unknown tool" in c.outcome.message for c in result.calls
     )
@@ -283,5 +283,7 @@ def test_giving_up_in_text_after_an_error_is_a_failure(fake: Any) -> None:
 
     engine = fake(answer)
     result = run("Add x with priority 0")
-    assert result.reply == "I give up." and result.failure == "retries exhausted for add_task"
+    assert result.reply == "I give up." and result.failure == Failure(
+        kind="retries", detail="retries exhausted for add_task"
+    )
     assert len(engine.requests) == 2

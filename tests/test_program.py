@@ -13,7 +13,7 @@ import pytest
 from freyr_dspy.domains.example import Task, TodoState
 from freyr_dspy.errors import ConfigError, FakeLMError, UnknownRoleError
 from freyr_dspy.program import FreyrProgram, render_conversation
-from freyr_dspy.schemas import Result, RoleModel
+from freyr_dspy.schemas import Failure, Result, RoleModel
 from freyr_dspy.testing import Answer, FakeCall, FakeEngine, FunctionLM, ScriptedLM, register_fake
 from freyr_dspy.testing import unregister_fake as _unregister
 
@@ -133,7 +133,7 @@ def test_retries_are_bounded_and_a_failed_call_loses_nothing(
     assert "unexpected argument 'titel'" in call.errors[0]
     assert "missing required argument 'title'" in call.errors[0]
     assert result.state == start
-    assert result.failure == "retries exhausted for add_task"
+    assert result.failure == Failure(kind="retries", detail="retries exhausted for add_task")
     assert engine.roles_called() == ["intent", *["parameters"] * (1 + max_retries), "summary"]
     assert "ERROR: add_task: unexpected argument" in engine.calls[-1].inputs["outcomes"]
 
@@ -169,7 +169,9 @@ def test_a_call_that_exhausts_its_retries_stops_the_later_intents(build: Build) 
     result = build(engine, max_retries=1)(message="add milk then list").result
     assert [c.tool for c in result.calls] == ["add_task"]
     assert result.intents == ["add_task", "list_tasks", "add_task"]
-    assert result.failure == "retries exhausted for add_task; not attempted: list_tasks, add_task"
+    assert result.failure == Failure(
+        kind="retries", detail="retries exhausted for add_task; not attempted: list_tasks, add_task"
+    )
     assert engine.roles_called() == ["intent", "confirm", "parameters", "parameters", "summary"]
 
 
@@ -200,7 +202,7 @@ def test_giving_up_after_an_error_costs_no_more_attempts_and_later_calls_run(
     assert "unexpected argument 'titel'" in abandoned.outcome.message
     assert listed.tool == "list_tasks" and listed.outcome.ok
     assert result.state == start
-    assert result.failure == "gave up on add_task"
+    assert result.failure == Failure(kind="gave_up", detail="gave up on add_task")
     assert engine.roles_called() == ["intent", "confirm", *["parameters"] * 3, "summary"]
 
 
@@ -303,7 +305,7 @@ def test_give_up_on_the_first_attempt_is_an_ordinary_bad_call(build: Build) -> N
     result = build(engine, max_retries=0)(message="add milk").result
     [call] = result.calls
     assert not call.gave_up and "unexpected argument 'give_up'" in call.errors[0]
-    assert result.failure == "retries exhausted for add_task"
+    assert result.failure == Failure(kind="retries", detail="retries exhausted for add_task")
 
 
 def test_tool_without_parameters_skips_the_parameters_role(build: Build) -> None:
@@ -335,7 +337,9 @@ def test_unknown_intents_fall_back_to_chat_and_are_reported(build: Build) -> Non
     engine = answers(intent={"intents": ["fly_to_moon"]}, chat={"reply": "I cannot do that."})
     result = build(engine)(message="fly me to the moon").result
     assert result.reply == "I cannot do that."
-    assert result.failure == "intent named no known tool: fly_to_moon"
+    assert result.failure == Failure(
+        kind="unknown_tool", detail="intent named no known tool: fly_to_moon"
+    )
     assert result.calls == []
 
 
@@ -412,9 +416,9 @@ def test_model_failure_keeps_the_calls_already_made(build: Build, error: Excepti
         summary=summary,
     )
     result = build(engine)(message="add milk").result
-    assert result.failure is not None
-    assert result.failure.startswith("summary model failed:")
-    assert str(error) in result.failure
+    assert result.failure is not None and result.failure.kind == "model"
+    assert result.failure.detail.startswith("summary model failed:")
+    assert str(error) in result.failure.detail
     assert result.reply == ""
     assert result.intents == ["add_task"]  # the plan survives the failure
     assert [c.tool for c in result.calls] == ["add_task"] and result.calls[0].outcome.ok
@@ -428,10 +432,21 @@ def test_model_failure_at_the_first_role(build: Build) -> None:
         raise TimeoutError("no answer in 30 s")
 
     result = build(answers(intent=intent))(message="add milk").result
-    assert result.failure is not None
-    assert result.failure.startswith("intent model failed: [fake/prog_")
-    assert result.failure.endswith("] no answer in 30 s")
+    assert result.failure is not None and result.failure.kind == "model"
+    assert result.failure.detail.startswith("intent model failed: [fake/prog_")
+    assert result.failure.detail.endswith("] no answer in 30 s")
     assert result.calls == [] and result.state == TodoState()
+
+
+def test_a_context_overflow_is_its_own_kind_of_model_failure(build: Build) -> None:
+    from litellm.exceptions import ContextWindowExceededError
+
+    def intent(call: FakeCall) -> Answer:
+        raise ContextWindowExceededError("prompt too long", model="m", llm_provider="openai")
+
+    failure = build(answers(intent=intent))(message="add milk").result.failure
+    assert failure is not None and failure.kind == "context" and failure.model_failed
+    assert failure.detail.startswith("intent model failed:")
 
 
 def test_unscripted_fake_call_is_not_swallowed(build: Build) -> None:

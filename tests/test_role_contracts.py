@@ -24,7 +24,7 @@ from freyr_dspy.callnavi.planning import MAX_CALLS
 from freyr_dspy.domains.example import make_todo_toolbox
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.roles.tool_selection import parse_assessment, selection_contract
-from freyr_dspy.schemas import RoleModel
+from freyr_dspy.schemas import Failure, RoleModel
 from freyr_dspy.strategies.freyr import MAX_INTENTS
 from freyr_dspy.testing import FakeCall, FunctionLM, register_fake, unregister_fake
 from freyr_dspy.tools import Tool, Toolbox
@@ -100,7 +100,9 @@ def test_freyr_reads_names_outside_the_catalog_as_before() -> None:
     # A server that ignores the schema: names outside the catalog reach the tolerant parser.
     engine = fake({"intent": {"intents": ["order_pizza"]}, "chat": {"reply": "Sorry?"}})
     result = run(FreyrProgram("todo"), engine, "Order a pizza")
-    assert result.failure == "intent named no known tool: order_pizza"
+    assert result.failure == Failure(
+        kind="unknown_tool", detail="intent named no known tool: order_pizza"
+    )
     engine = fake(
         {
             "intent": {"intents": ["Add-Task", "order_pizza"]},

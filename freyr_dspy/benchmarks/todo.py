@@ -129,7 +129,7 @@ class TodoBenchmark:
         intents_ok = {i for i in result.intents if i != "conversation"} == {c.tool for c in gold}
         kind = None
         if not (state_ok and tools_ok):
-            failed_model = bool(result.failure and "model failed" in result.failure)
+            failed_model = result.failure is not None and result.failure.model_failed
             kind = "model" if failed_model else ("tools" if not tools_ok else "state")
         return StepScore(
             success=float(state_ok and tools_ok),

@@ -36,7 +36,7 @@ from freyr_dspy.callnavi.roles import (
     supporting_call_contract,
 )
 from freyr_dspy.callnavi.toolbox import render_api, render_catalog
-from freyr_dspy.schemas import Result
+from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies.base import FunctionStrategy, Run
 from freyr_dspy.tools import Tool, Toolbox, normalize_name
 
@@ -66,7 +66,8 @@ def run_backward(run: Run) -> Result:
     )
     final = box.resolve(prediction.final_api)
     if final is None:
-        failure = f"final_call named no known API: {prediction.final_api!r}"
+        detail = f"final_call named no known API: {prediction.final_api!r}"
+        failure = Failure(kind="unknown_tool", detail=detail)
         return finish(run, box, {"API": [], "parameters": []}, failure=failure)
     plan = [_Call(final.name)]
     while (call := next((c for c in reversed(plan) if not c.filled), None)) is not None:

@@ -19,7 +19,7 @@ from freyr_dspy.callnavi.domain import CallNaviState, state_toolbox
 from freyr_dspy.callnavi.toolbox import ApiCatalogLevel, render_api
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.parsing import match_names
-from freyr_dspy.schemas import CallRecord, Outcome, Result
+from freyr_dspy.schemas import CallRecord, Failure, Outcome, Result
 from freyr_dspy.strategies.base import Run
 from freyr_dspy.tools import Toolbox, recorded_outcome
 
@@ -74,7 +74,7 @@ def finish(
     plan: dict[str, Any],
     *,
     raw: str | None = None,
-    failure: str | None = None,
+    failure: Failure | None = None,
 ) -> Result:
     """Record the plan as calls, in the state and as the reply, and return the result."""
     params = plan.get("parameters")

@@ -97,11 +97,9 @@ def score_prediction(step: Step, before: Any, prediction: dspy.Prediction) -> St
 
 
 def _failure_kind(step: Step, result: Result, metrics: Mapping[str, float]) -> str:
-    failure = result.failure or ""
-    if "context window" in failure:
-        return "context"
-    if "model failed" in failure:
-        return "model"
+    failure = result.failure
+    if failure is not None and failure.model_failed:
+        return failure.kind  # "context" or "model"
     if step.expected.get("unanswerable"):
         return "unanswerable"
     return "routing" if not metrics["routing"] else "parameters"

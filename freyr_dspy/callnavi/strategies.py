@@ -25,7 +25,7 @@ from freyr_dspy.callnavi.planning import (
 )
 from freyr_dspy.callnavi.roles import router_contract
 from freyr_dspy.callnavi.toolbox import render_catalog
-from freyr_dspy.schemas import Result
+from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies.base import FunctionStrategy, Run
 
@@ -38,7 +38,9 @@ def run_single(run: Run) -> Result:
     # Names are resolved where they match an API; the parameters keep the model's shape.
     plan = {"API": resolve_written(box, prediction.API), "parameters": prediction.parameters}
     known = any(box.resolve(name) for name in plan["API"])
-    failure = None if known else "the answer named no known API"
+    failure = (
+        None if known else Failure(kind="unknown_tool", detail="the answer named no known API")
+    )
     return finish(run, box, plan, raw=last_raw_output(run, "single"), failure=failure)
 
 
@@ -50,7 +52,8 @@ def run_two_step(run: Run) -> Result:
     prediction = run.call_role("router", contract=contract, question=run.message, catalog=catalog)
     names, unknown = resolve_names(box, prediction.apis)
     if not names:
-        failure = "router named no known API" + (f": {', '.join(unknown)}" if unknown else "")
+        detail = "router named no known API" + (f": {', '.join(unknown)}" if unknown else "")
+        failure = Failure(kind="unknown_tool", detail=detail)
         return finish(run, box, {"API": [], "parameters": []}, failure=failure)
     text = plan_text(box, names)
     arguments = [fill_call(run, box, text, i, name) for i, name in enumerate(names)]

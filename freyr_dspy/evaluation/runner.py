@@ -8,7 +8,7 @@ from typing import Any
 
 from freyr_dspy.benchmarks.base import Benchmark, Episode, StepScore
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.schemas import Result
+from freyr_dspy.schemas import Failure, Result
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,12 @@ class StepRecord:
         """A JSON-ready dict (values JSON cannot hold are written as their ``str``)."""
         data: dict[str, Any] = json.loads(json.dumps(asdict(self), default=str))
         return data
+
+    @property
+    def failure(self) -> Failure | None:
+        """The program's typed failure; None when it completed (or in records older than it)."""
+        data = self.diagnostics.get("failure")
+        return Failure.model_validate(data) if isinstance(data, dict) else None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StepRecord:
@@ -97,7 +103,7 @@ def _record(
     total = result.total_usage
     failure_kind = score.failure_kind
     if failure_kind is None and score.success < 1.0 and result.failure:
-        failure_kind = "model" if "model failed" in result.failure else "retries"
+        failure_kind = "model" if result.failure.model_failed else "retries"
     return StepRecord(
         benchmark=benchmark.name,
         strategy=label,
@@ -108,7 +114,7 @@ def _record(
         success=score.success,
         metrics=score.metrics,
         failure_kind=failure_kind,
-        diagnostics={**score.diagnostics, "failure": result.failure},
+        diagnostics={**score.diagnostics, "failure": _failure_json(result.failure)},
         input_tokens=total.input_tokens,
         cached_input_tokens=total.cached_input_tokens,
         output_tokens=total.output_tokens,
@@ -117,3 +123,7 @@ def _record(
         reply=result.reply,
         calls=[c.model_dump(mode="json") for c in result.calls],
     )
+
+
+def _failure_json(failure: Failure | None) -> dict[str, str] | None:
+    return failure.model_dump() if failure is not None else None

@@ -135,10 +135,10 @@ def failure_kind(domain: bool, design: bool, result: Result) -> str | None:
     """Classify a failed step: model, parse, gave_up, retries, domain or design (None if passed)."""
     if design:
         return None
-    failure = result.failure or ""
-    if "model failed" in failure:
+    failure = result.failure
+    if failure is not None and failure.model_failed:
         return "model"
-    if not result.calls and ("no known tool" in failure or "parse" in failure):
+    if not result.calls and failure is not None and failure.kind in ("unknown_tool", "parse"):
         return "parse"
     failed_calls = [c for c in result.calls if not c.outcome.ok]
     if not domain and failed_calls:

@@ -173,10 +173,10 @@ def _topic(called: str, catalog: list[str]) -> str:
 
 
 def _failure_kind(result: Result) -> str:
-    failure = result.failure or ""
-    if "model failed" in failure:
+    failure = result.failure
+    if failure is not None and failure.model_failed:
         return "model"
-    if "could not be parsed" in failure or "no known tool" in failure:
+    if failure is not None and failure.kind in ("unknown_tool", "parse"):
         return "parse"
     return "selection"
 

@@ -21,6 +21,7 @@ from freyr_dspy.benchmarks.base import Benchmark, Episode, EvalOptions
 from freyr_dspy.errors import BackendError
 from freyr_dspy.evaluation.runner import StepRecord, run_episode
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.schemas import MODEL_FAILURES
 from freyr_dspy.search.cache import EvaluationCache
 from freyr_dspy.search.space import SearchSpace, TrialConfig, TrialPicker, suggest
 
@@ -74,7 +75,7 @@ def summarise(records: Sequence[StepRecord], total_steps: int) -> Evaluation:
     failure count as failed; cost is averaged over the steps that ran.
     """
     ran = max(len(records), 1)
-    failures = [str(r.diagnostics.get("failure")) for r in records if _model_failed(r)]
+    failures = [str(r.failure or r.failure_kind) for r in records if _model_failed(r)]
     return Evaluation(
         accuracy=sum(r.success for r in records) / max(total_steps, 1),
         tokens=sum(r.input_tokens + r.output_tokens for r in records) / ran,
@@ -233,8 +234,8 @@ def worker_id() -> str:
 
 
 def _model_failed(record: StepRecord) -> bool:
-    failure = record.diagnostics.get("failure")
-    return record.failure_kind == "model" or bool(failure and "model failed" in str(failure))
+    failure = record.failure
+    return record.failure_kind in MODEL_FAILURES or (failure is not None and failure.model_failed)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -7,6 +7,7 @@ tools through it, so accounting, retries with feedback and state safety live in 
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from dspy.utils.exceptions import LMError
 from freyr_dspy.errors import BackendError, ConfigError, FakeLMError
 from freyr_dspy.grounding import Evidence, ground_arguments
 from freyr_dspy.roles.parameters import give_up_feedback, gives_up, parameters_contract
-from freyr_dspy.schemas import CallRecord, Outcome, Result, RoleUsage
+from freyr_dspy.schemas import CallRecord, Failure, FailureKind, Outcome, Result, RoleUsage
 from freyr_dspy.tools import Toolbox
 from freyr_dspy.tools.toolbox import render_tool_spec
 
@@ -61,6 +62,10 @@ class FunctionStrategy:
 
 class ModelFailure(Exception):
     """Internal signal: a role's model failed; the run stops and reports what it has."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.detail)
+        self.failure = failure
 
 
 @dataclass
@@ -108,7 +113,9 @@ class Run:
         except (LMError, BackendError, TimeoutError, ConnectionError) as exc:
             if isinstance(exc.__cause__, FakeLMError):
                 raise exc.__cause__ from None  # an unscripted fake call is a test bug
-            raise ModelFailure(f"{role} model failed: {_one_line(exc)}") from exc
+            detail = f"{role} model failed: {_one_line(exc)}"
+            kind: FailureKind = "context" if _overflowed_context(exc) else "model"
+            raise ModelFailure(Failure(kind=kind, detail=detail)) from exc
         finally:
             parse_failed = prediction is not None and prediction.get("parsed_ok") is False
             self._account(role, tracker.usage_data, time.perf_counter() - started, parse_failed)
@@ -216,7 +223,7 @@ class Run:
                 return tool_names[index + 1 :]
         return []
 
-    def result(self, reply: str, intents: list[str], failure: str | None = None) -> Result:
+    def result(self, reply: str, intents: list[str], failure: Failure | None = None) -> Result:
         """Package what this run produced."""
         return Result(
             reply=reply,
@@ -237,6 +244,13 @@ class Run:
         )
 
 
+def unknown_tools_failure(who: str, unknown: list[str]) -> Failure | None:
+    """The failure of a plan that named only tools the catalog lacks (None if it named none)."""
+    if not unknown:
+        return None
+    return Failure(kind="unknown_tool", detail=f"{who} named no known tool: {', '.join(unknown)}")
+
+
 def has_lm(module: dspy.Module) -> bool:
     """Tell whether some predictor of ``module`` has an LM.
 
@@ -255,6 +269,22 @@ def _args_text(arguments: dict[str, Any]) -> str:
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text[:300]
+
+
+#: llama.cpp raises a bare ``ValueError`` with this text; litellm has its own exception type.
+_LLAMA_CPP_OVERFLOW = re.compile(r"exceed context window")
+
+
+def _overflowed_context(exc: BaseException) -> bool:
+    """Tell whether ``exc`` (or an exception it was raised from) is a context-window overflow."""
+    from litellm.exceptions import ContextWindowExceededError
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ContextWindowExceededError) or _LLAMA_CPP_OVERFLOW.search(str(seen)):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _cached_tokens(usage_entry: dict[str, Any]) -> int:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from freyr_dspy.parsing import CONVERSATION, match_names
 from freyr_dspy.roles.confirm import confirm_contract, confirmed
 from freyr_dspy.roles.intent import intent_contract
-from freyr_dspy.schemas import Result
-from freyr_dspy.strategies.base import FunctionStrategy, Run, has_lm
+from freyr_dspy.schemas import Failure, Result
+from freyr_dspy.strategies.base import FunctionStrategy, Run, has_lm, unknown_tools_failure
 
 CONVERSATION_TOOL = {CONVERSATION: "reply without any tool: chat, clarify, or suggest"}
 
@@ -92,7 +92,7 @@ def _check_with_the_planners_model(run: Run) -> None:
             program.assignment["confirm"] = program.assignment["intent"]
 
 
-def chat(run: Run, intents: list[str], failure: str | None = None) -> Result:
+def chat(run: Run, intents: list[str], failure: Failure | None = None) -> Result:
     """Reply without tools (FREYR's LLM_chat)."""
     prediction = run.call_role(
         "chat", conversation=run.conversation, message=run.message, state=run.state_text()
@@ -101,7 +101,7 @@ def chat(run: Run, intents: list[str], failure: str | None = None) -> Result:
 
 
 def summarise(
-    run: Run, intents: list[str], failure: str | None = None, skipped: list[str] | None = None
+    run: Run, intents: list[str], failure: Failure | None = None, skipped: list[str] | None = None
 ) -> Result:
     """Report the outcomes of the calls made (FREYR's LLM_summary)."""
     prediction = run.call_role(
@@ -110,7 +110,7 @@ def summarise(
     return run.result(prediction.reply, intents, failure or exhausted_failure(run, skipped))
 
 
-def exhausted_failure(run: Run, skipped: list[str] | None) -> str | None:
+def exhausted_failure(run: Run, skipped: list[str] | None) -> Failure | None:
     """Name the calls given up on, those that exhausted their retries, and those skipped."""
     parts = []
     gave_up = [c.tool for c in run.calls if c.gave_up]
@@ -121,7 +121,9 @@ def exhausted_failure(run: Run, skipped: list[str] | None) -> str | None:
         parts.append(f"retries exhausted for {', '.join(exhausted)}")
     if skipped:
         parts.append(f"not attempted: {', '.join(skipped)}")
-    return "; ".join(parts) or None
+    if not parts:
+        return None
+    return Failure(kind="retries" if exhausted else "gave_up", detail="; ".join(parts))
 
 
 def run_freyr(run: Run) -> Result:
@@ -130,7 +132,7 @@ def run_freyr(run: Run) -> Result:
     intents = confirm_intents(run, intents)
     tool_intents = [name for name in intents if name != CONVERSATION]
     if not tool_intents:
-        failure = f"intent named no known tool: {', '.join(unknown)}" if unknown else None
+        failure = unknown_tools_failure("intent", unknown)
         return chat(run, intents, failure)
     skipped = run.call_until_exhausted(tool_intents)
     return summarise(run, intents, skipped=skipped)

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.parsing import CONVERSATION
 from freyr_dspy.roles.library import Gate, library_contract, read_gate
-from freyr_dspy.schemas import Result
+from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies import register_strategy
-from freyr_dspy.strategies.base import FunctionStrategy, Run
+from freyr_dspy.strategies.base import FunctionStrategy, Run, unknown_tools_failure
 from freyr_dspy.strategies.freyr import recognise_intents
 from freyr_dspy.strategies.nlt import act_and_reply, select_tools, selection_failure
 from freyr_dspy.tools import Toolbox
@@ -39,13 +39,13 @@ class Selection:
 
     tools: list[str]
     unknown: list[str]
-    failure: str | None = None
+    failure: Failure | None = None
 
 
 def _select_freyr(run: Run) -> Selection:
     intents, unknown = recognise_intents(run)
     tools = [name for name in intents if name != CONVERSATION]
-    failure = f"intent named no known tool: {', '.join(unknown)}" if unknown and not tools else None
+    failure = None if tools else unknown_tools_failure("intent", unknown)
     return Selection(tools, unknown, failure)
 
 

@@ -27,7 +27,7 @@ from freyr_dspy.errors import ToolUnsupportedError
 from freyr_dspy.parsing import valid_strings, valid_unicode
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
-from freyr_dspy.schemas import CallRecord, Outcome, Result
+from freyr_dspy.schemas import CallRecord, Failure, Outcome, Result
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies.base import FunctionStrategy, ModelFailure, Run
 from freyr_dspy.tools import Tool
@@ -209,9 +209,13 @@ def run_native(run: Run) -> Result:
     return run.result(reply, intents, _failure(failed))
 
 
-def _failure(failed: list[str]) -> str | None:
+def _failure(failed: list[str]) -> Failure | None:
     """The failure of a turn whose last round of calls still had errors."""
-    return f"retries exhausted for {', '.join(dict.fromkeys(failed))}" if failed else None
+    if not failed:
+        return None
+    return Failure(
+        kind="retries", detail=f"retries exhausted for {', '.join(dict.fromkeys(failed))}"
+    )
 
 
 def _call(

@@ -18,9 +18,9 @@ from freyr_dspy.roles.tool_selection import (
     render_selection_catalog,
     selection_contract,
 )
-from freyr_dspy.schemas import Result
+from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies import register_strategy
-from freyr_dspy.strategies.base import FunctionStrategy, Run
+from freyr_dspy.strategies.base import FunctionStrategy, Run, unknown_tools_failure
 from freyr_dspy.strategies.freyr import chat, exhausted_failure, summarise
 
 logger = logging.getLogger(__name__)
@@ -41,16 +41,18 @@ def select_tools(run: Run) -> Assessment:
     return assessment
 
 
-def selection_failure(assessment: Assessment) -> str | None:
+def selection_failure(assessment: Assessment) -> Failure | None:
     """Describe a selection that could not be read at all, for ``Result.failure``."""
     if assessment.verdicts:
         return None
     if assessment.unknown:
-        return f"selection named no known tool: {', '.join(assessment.unknown)}"
-    return "selection could not be parsed: no tool was assessed YES or NO"
+        return unknown_tools_failure("selection", list(assessment.unknown))
+    return Failure(
+        kind="parse", detail="selection could not be parsed: no tool was assessed YES or NO"
+    )
 
 
-def act_and_reply(run: Run, selected: list[str], failure: str | None = None) -> Result:
+def act_and_reply(run: Run, selected: list[str], failure: Failure | None = None) -> Result:
     """Call each selected tool (parameters, execute, retries), then reply.
 
     No tool selected means a chat reply. With ``options["respond"] = False`` no reply is

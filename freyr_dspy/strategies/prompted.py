@@ -11,7 +11,7 @@ repeats a call that already succeeded (tiny models loop), or after a turn cap.
 from __future__ import annotations
 
 from freyr_dspy.roles.prompted import ToolRequest, extract_calls
-from freyr_dspy.schemas import CallRecord, Result
+from freyr_dspy.schemas import CallRecord, Failure, Result
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies.base import FunctionStrategy, Run
 
@@ -78,11 +78,14 @@ def run_prompted(run: Run) -> Result:
             else:
                 failures += 1
         if failures > run.max_retries:
-            return _finish(run, "", "retries exhausted: " + run.calls[-1].outcome.message)
-    return _finish(run, "", "no final answer within the turn limit")
+            detail = "retries exhausted: " + run.calls[-1].outcome.message
+            return _finish(run, "", Failure(kind="retries", detail=detail))
+    return _finish(
+        run, "", Failure(kind="turn_limit", detail="no final answer within the turn limit")
+    )
 
 
-def _finish(run: Run, reply: str, failure: str | None = None) -> Result:
+def _finish(run: Run, reply: str, failure: Failure | None = None) -> Result:
     intents = [c.tool for c in run.calls if c.outcome.ok]
     return run.result(reply, intents, failure)
 

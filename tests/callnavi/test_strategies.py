@@ -10,7 +10,7 @@ from freyr_dspy.callnavi.backward import rank_candidates
 from freyr_dspy.callnavi.domain import CallNaviState, domain_toolbox
 from freyr_dspy.callnavi.planning import MAX_CALLS
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.schemas import RoleModel
+from freyr_dspy.schemas import Failure, RoleModel
 from freyr_dspy.testing import FakeCall, FunctionLM
 from tests.callnavi.conftest import FIXTURES, PETS, Responder, make_program
 
@@ -66,7 +66,9 @@ def test_single_catalog_level_is_an_option(fake_lm: Install) -> None:
     engine = fake_lm(lambda call: {"API": [], "parameters": []})
     prediction = make_program("single", catalog="names")(message="Hi", state=PETS)
     assert engine.calls[0].inputs["catalog"].splitlines()[0] == "- getOwnerID"
-    assert prediction.result.failure == "the answer named no known API"
+    assert prediction.result.failure == Failure(
+        kind="unknown_tool", detail="the answer named no known API"
+    )
 
 
 def test_two_step_routes_then_fills_each_call_from_the_routed_specs_only(
@@ -111,7 +113,9 @@ def test_two_step_reports_a_router_that_names_nothing_known(fake_lm: Install) ->
     fake_lm(lambda call: {"apis": ["bakeCake"]})
     prediction = make_program("two_step")(message="Bake me a cake", state=PETS)
     assert plan_of(prediction) == {"API": [], "parameters": []}
-    assert prediction.result.failure == "router named no known API: bakeCake"
+    assert prediction.result.failure == Failure(
+        kind="unknown_tool", detail="router named no known API: bakeCake"
+    )
 
 
 def test_backward_plans_a_supporting_call_with_a_placeholder(fake_lm: Install) -> None:
@@ -212,7 +216,9 @@ def test_a_model_failure_is_reported_not_raised(fake_lm: Install) -> None:
 
     fake_lm(overflow)
     prediction = make_program("single")(message="List the pets of owner OW-1.", state=PETS)
-    assert "exceed context window" in (prediction.result.failure or "")
+    failure = prediction.result.failure
+    assert failure is not None and failure.kind == "context"
+    assert "exceed context window" in failure.detail
     assert prediction.result.calls == []
 
 

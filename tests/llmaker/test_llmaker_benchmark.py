@@ -17,7 +17,7 @@ from freyr_dspy.llmaker.benchmark import LLMAKER_BENCHMARK, failure_kind
 from freyr_dspy.llmaker.levels import load_level
 from freyr_dspy.llmaker.models import Level
 from freyr_dspy.program import to_prediction
-from freyr_dspy.schemas import CallRecord, Outcome, Result, RoleModel
+from freyr_dspy.schemas import CallRecord, Failure, Outcome, Result, RoleModel
 from freyr_dspy.testing import FakeCall, FunctionLM, register_fake, unregister_fake
 
 SHADOW = {
@@ -100,7 +100,7 @@ def _step(case: str = "T2", number: int = 2) -> Step:
 def _result(
     state: Level,
     calls: list[CallRecord] | None = None,
-    failure: str | None = None,
+    failure: Failure | None = None,
     intents: list[str] | None = None,
 ) -> dspy.Prediction:
     return to_prediction(
@@ -144,10 +144,21 @@ def test_score_failure_kinds(llmaker_dir: Path) -> None:
     failed = CallRecord(tool="add_enemy", arguments={}, outcome=Outcome(ok=False, message="bad"))
     abandoned = failed.model_copy(update={"gave_up": True})
     kinds = {
-        "retries": _result(before, [failed], failure="retries exhausted for add_enemy"),
-        "gave_up": _result(before, [abandoned], failure="gave up on add_enemy"),
-        "model": _result(before, failure="intent model failed: timeout"),
-        "parse": _result(before, failure="intent named no known tool: add_enemies"),
+        "retries": _result(
+            before,
+            [failed],
+            failure=Failure(kind="retries", detail="retries exhausted for add_enemy"),
+        ),
+        "gave_up": _result(
+            before, [abandoned], failure=Failure(kind="gave_up", detail="gave up on add_enemy")
+        ),
+        "model": _result(
+            before, failure=Failure(kind="model", detail="intent model failed: timeout")
+        ),
+        "parse": _result(
+            before,
+            failure=Failure(kind="unknown_tool", detail="intent named no known tool: add_enemies"),
+        ),
         "domain": _result(before),
     }
     for kind, prediction in kinds.items():

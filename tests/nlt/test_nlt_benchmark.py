@@ -15,7 +15,7 @@ from freyr_dspy.evaluation import StepRecord, run_episode
 from freyr_dspy.nlt.benchmark import NltBenchmark
 from freyr_dspy.nlt.summary import summarize_records
 from freyr_dspy.program import to_prediction
-from freyr_dspy.schemas import CallRecord, Outcome, Result
+from freyr_dspy.schemas import CallRecord, Failure, Outcome, Result
 from freyr_dspy.testing import FakeCall, FunctionLM
 
 TOOLS = ["Past Purchases", "Talk to a Human", "Available discounts"]
@@ -49,7 +49,7 @@ def step(expected: list[str]) -> Step:
     return Step(id="1", message="m", expected={"tools": expected, "catalog": TOOLS})
 
 
-def prediction(*called: str, ok: bool = True, failure: str | None = None) -> dspy.Prediction:
+def prediction(*called: str, ok: bool = True, failure: Failure | None = None) -> dspy.Prediction:
     calls = [CallRecord(tool=name, outcome=Outcome(ok=ok, message="")) for name in called]
     return to_prediction(Result(reply="", strategy="nlt", calls=calls, failure=failure))
 
@@ -101,9 +101,9 @@ def test_exact_match(
 
 def test_failed_calls_do_not_count_and_failures_are_classified() -> None:
     assert BENCH.score(step(["Past Purchases"]), None, prediction("nope", ok=False)).success == 0
-    parse = prediction(failure="selection could not be parsed: no tool was assessed YES or NO")
+    parse = prediction(failure=Failure(kind="parse", detail="selection could not be parsed"))
     assert BENCH.score(step(["Past Purchases"]), None, parse).failure_kind == "parse"
-    model = prediction(failure="tool_selection model failed: timeout")
+    model = prediction(failure=Failure(kind="model", detail="tool_selection model failed: timeout"))
     assert BENCH.score(step(["Past Purchases"]), None, model).failure_kind == "model"
     assert BENCH.score(step(["Past Purchases"]), None, prediction()).failure_kind == "selection"
 

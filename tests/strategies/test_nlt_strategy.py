@@ -8,6 +8,7 @@ import dspy
 import pytest
 
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.schemas import Failure
 from freyr_dspy.testing import FakeCall, FunctionLM
 from freyr_dspy.tools import Tool, Toolbox
 
@@ -79,7 +80,9 @@ def test_unreadable_selection_is_reported_as_failure() -> None:
     )
     result = prog(message="do something").result
     assert result.calls == []
-    assert result.failure == "selection could not be parsed: no tool was assessed YES or NO"
+    assert result.failure == Failure(
+        kind="parse", detail="selection could not be parsed: no tool was assessed YES or NO"
+    )
 
 
 def test_unknown_names_only_are_reported() -> None:
@@ -89,7 +92,9 @@ def test_unknown_names_only_are_reported() -> None:
             "chat": {"reply": "no"},
         }
     )
-    assert prog(message="coffee").result.failure == "selection named no known tool: make_coffee"
+    assert prog(message="coffee").result.failure == Failure(
+        kind="unknown_tool", detail="selection named no known tool: make_coffee"
+    )
 
 
 def test_failed_call_is_retried_with_the_error_as_feedback() -> None:

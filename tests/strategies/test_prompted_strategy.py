@@ -138,7 +138,7 @@ def test_failed_call_goes_back_as_an_error_observation_and_is_retried() -> None:
 def test_retry_budget_ends_the_loop() -> None:
     prog, engine = program([call("add_task", title="")], max_retries=2)
     result = prog(message="add nothing").result
-    assert result.failure is not None and result.failure.startswith("retries exhausted")
+    assert result.failure is not None and result.failure.detail.startswith("retries exhausted")
     assert len(engine.calls) == 3  # 1 + max_retries attempts
     assert not result.calls[0].outcome.ok and result.calls[0].attempts == 3
 
