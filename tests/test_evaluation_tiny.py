@@ -125,7 +125,7 @@ class CountingRules:
     """``fake/rules`` that counts its calls and can be told to fail after N calls."""
 
     def __init__(self, fail_after: int | None = None, error: type[BaseException] = FakeLMError):
-        from freyr_dspy._rules_lm import RulesLM
+        from freyr_dspy.testing.rules import RulesLM
 
         self.rules = RulesLM()
         self.calls: list[FakeCall] = []

@@ -9,6 +9,7 @@ import optuna
 import pytest
 
 from freyr_dspy.errors import ConfigError
+from freyr_dspy.schemas import Failure
 from freyr_dspy.search import EvaluationCache, SearchSpace, TrialConfig, baseline, suggest
 from freyr_dspy.search.space import TrialPicker, parse_bounds, parse_candidates, supports_top_k
 from freyr_dspy.search.storage import redact, storage_url
@@ -180,7 +181,9 @@ def test_step_records_reduce_to_an_evaluation() -> None:
     from freyr_dspy.evaluation.runner import StepRecord
     from freyr_dspy.search.objective import summarise
 
-    def record(success: float, kind: str | None = None, failure: str | None = None) -> StepRecord:
+    def record(
+        success: float, kind: str | None = None, failure: Failure | None = None
+    ) -> StepRecord:
         return StepRecord(
             benchmark="b",
             strategy="freyr",
@@ -191,7 +194,7 @@ def test_step_records_reduce_to_an_evaluation() -> None:
             success=success,
             metrics={"intents": success},
             failure_kind=kind,
-            diagnostics={"failure": failure},
+            diagnostics={"failure": failure.model_dump() if failure else None},
             input_tokens=90,
             output_tokens=10,
             lm_calls=2,
@@ -201,7 +204,7 @@ def test_step_records_reduce_to_an_evaluation() -> None:
     records = [
         record(1.0),
         record(0.0, "state"),
-        record(0.0, None, "intent model failed: [x] timeout"),
+        record(0.0, None, Failure(kind="model", detail="intent model failed: [x] timeout")),
     ]
     evaluation = summarise(records, total_steps=4)  # one step never ran (stop on failure)
 

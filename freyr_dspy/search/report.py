@@ -9,6 +9,7 @@ skipped with a log message: a report never fails the search it describes.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import logging
 import warnings
@@ -16,34 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from freyr_dspy.search.objective import OBJECTIVES
+from freyr_dspy._files import write_text_atomic
+from freyr_dspy.search.importance import objective_target
 from freyr_dspy.search.result import SearchResult, TrialSummary
 
 logger = logging.getLogger(__name__)
 
 _COLUMNS = ("trial", "state", "baseline", "cached")
-
-
-def param_importances(study: Any, objectives: tuple[str, ...]) -> dict[str, dict[str, float]]:
-    """PED-ANOVA importance of each parameter, per objective (empty when not computable)."""
-    from optuna.importance import get_param_importances
-    from optuna.trial import TrialState
-
-    complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-    result: dict[str, dict[str, float]] = {}
-    for index, name in enumerate(objectives):
-        if len({t.values[index] for t in complete}) < 2:
-            continue  # a constant objective: every parameter would look equally important
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # optuna warns on tiny or constant studies
-                values = get_param_importances(study, target=_target(index, name))
-        except (RuntimeError, ValueError, ZeroDivisionError) as exc:
-            logger.info("no parameter importances for %s: %s", name, exc)
-            continue
-        if values:  # empty when no parameter varies
-            result[name] = {param: round(float(v), 4) for param, v in values.items()}
-    return result
 
 
 def pareto_rows(
@@ -104,9 +84,8 @@ def write_report(result: SearchResult, study: Any, out_dir: Path) -> dict[str, P
         "pareto_csv": out_dir / "pareto.csv",
         "trials_csv": out_dir / "trials.csv",
     }
-    files["report"].write_text(
-        json.dumps(result.to_json(), indent=2, default=str), encoding="utf-8"
-    )
+    # Written whole or not at all: a search killed mid-report keeps the previous files.
+    write_text_atomic(files["report"], json.dumps(result.to_json(), indent=2, default=str))
     _write_csv(files["pareto_csv"], pareto_rows(result), result.objectives)
     _write_csv(files["trials_csv"], pareto_rows(result, result.trials), result.objectives)
     if any(t.state == "COMPLETE" for t in result.trials):
@@ -118,13 +97,13 @@ def write_plots(study: Any, objectives: tuple[str, ...], plot_dir: Path) -> dict
     """Write the Pareto front, optimisation history and importance plots as HTML."""
     from optuna import visualization as vis
 
-    first = _target(0, objectives[0], for_importance=False)
+    first = objective_target(0, objectives[0], for_importance=False)
     makers: dict[str, Callable[[], Any]] = {
         "history": lambda: vis.plot_optimization_history(
             study, target=first, target_name=objectives[0]
         ),
         "importances": lambda: vis.plot_param_importances(
-            study, target=_target(0, objectives[0]), target_name=objectives[0]
+            study, target=objective_target(0, objectives[0]), target_name=objectives[0]
         ),
     }
     if len(objectives) in (2, 3):
@@ -143,12 +122,6 @@ def write_plots(study: Any, objectives: tuple[str, ...], plot_dir: Path) -> dict
             continue
         written[name] = path
     return written
-
-
-def _target(index: int, name: str, *, for_importance: bool = True) -> Callable[[Any], float]:
-    # NOTE: PED-ANOVA rates parameters for reaching *low* values; negate maximised objectives.
-    sign = -1.0 if for_importance and OBJECTIVES[name] == "maximize" else 1.0
-    return lambda trial: sign * float(trial.values[index])
 
 
 def _row(trial: TrialSummary, objectives: tuple[str, ...]) -> dict[str, Any]:
@@ -194,10 +167,11 @@ def _write_csv(path: Path, rows: list[dict[str, Any]], objectives: tuple[str, ..
         "sampling",
         "failure",
     ]
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=columns)
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text_atomic(path, buffer.getvalue())
 
 
 def _mark(row: dict[str, Any], result: SearchResult) -> str:

@@ -124,7 +124,7 @@ def collect_result(
     cache_hits: int = 0,
 ) -> SearchResult:
     """Read a study back into a ``SearchResult`` (with parameter importances)."""
-    from freyr_dspy.search.report import param_importances
+    from freyr_dspy.search.importance import param_importances
 
     trials = tuple(TrialSummary.from_trial(t, objectives) for t in study.get_trials(deepcopy=False))
     complete = [t for t in trials if t.state == "COMPLETE"]

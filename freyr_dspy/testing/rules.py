@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from freyr_dspy.testing import Answer, FakeCall, FakeEngine
+from freyr_dspy.testing.engines import Answer, FakeCall, FakeEngine
 
 
 class RulesLM(FakeEngine):

@@ -1,4 +1,4 @@
-"""Strict, deterministic fake LMs for tests - shipped so users can test their own programs.
+"""The fake engines: strict, deterministic stand-ins for a model, answering in DSPy's formats.
 
 A fake plugs into DSPy as a custom engine, reads the role and the input fields out of the
 prompt DSPy built, and answers through the active adapter's format, so parsing is exercised
@@ -19,7 +19,7 @@ from typing import Any
 import dspy
 from dspy.lm15 import Message, Request, Response, TextPart, ToolCallPart, Usage, response_to_events
 
-from freyr_dspy.errors import FakeLMError, UnknownModelError
+from freyr_dspy.errors import FakeLMError
 
 __test__ = False  # not a test module, whatever pytest's collection rules say
 
@@ -234,50 +234,3 @@ def _chat_value(value: Any) -> str:
 def _count(text: str) -> int:
     """A deterministic stand-in for a tokenizer: whitespace-separated words."""
     return len(text.split())
-
-
-# --------------------------------------------------------------------------- registry
-
-_FAKES: dict[str, Callable[[], FakeEngine]] = {}
-
-
-def register_fake(name: str, fake: FakeEngine | Callable[[], FakeEngine]) -> None:
-    """Make ``fake/<name>`` available to ``make_lm``.
-
-    Pass an engine instance to share it (and its ``calls``) between every LM built from the
-    name, or a factory to give each LM a fresh one.
-    """
-    if isinstance(fake, FakeEngine):
-        instance = fake
-        _FAKES[name] = lambda: instance
-    else:
-        _FAKES[name] = fake
-
-
-def unregister_fake(name: str) -> None:
-    """Remove ``fake/<name>`` (tests clean up after themselves)."""
-    _FAKES.pop(name, None)
-
-
-def make_fake_lm(model_id: str, *, cache: bool = False, **kwargs: Any) -> dspy.LM:
-    """Build a ``dspy.LM`` over the fake registered as ``model_id`` (``fake/<name>``).
-
-    Raises:
-        UnknownModelError: when no fake is registered under that name.
-    """
-    name = model_id.split("/", 1)[1]
-    _register_builtins()
-    if name not in _FAKES:
-        raise UnknownModelError(
-            model_id,
-            [f"fake/{n}" for n in _FAKES],
-            hint="Register it with freyr_dspy.testing.register_fake().",
-        )
-    return dspy.LM(model_id, engine=_FAKES[name](), cache=cache, **kwargs)
-
-
-def _register_builtins() -> None:
-    if "rules" not in _FAKES:
-        from freyr_dspy._rules_lm import RulesLM
-
-        register_fake("rules", RulesLM)
