@@ -86,6 +86,8 @@ def test_each_turn_sees_the_earlier_turns() -> None:
     assert session.turns[-1] == {"role": "assistant", "content": "echo again"}
 
 
+# ~140 s on 2 cores (grammar-constrained decoding on a 49k vocabulary): outside the default run.
+@pytest.mark.slow
 @pytest.mark.embedded
 def test_two_turns_on_the_embedded_model(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch

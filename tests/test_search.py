@@ -216,6 +216,34 @@ def test_storage_urls_hold_a_resumable_study(settings: Settings, kind: str) -> N
     assert study.user_attrs["freyr"]["benchmark"] == "skills"
 
 
+@pytest.mark.filterwarnings(
+    "ignore:Heartbeat of storage:UserWarning"
+)  # ask() is used, not optimize
+def test_a_silent_workers_trial_on_an_rdb_is_failed_and_queued_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+    import warnings
+
+    from freyr_dspy.search import storage as storage_module
+
+    monkeypatch.setattr(storage_module, "HEARTBEAT_INTERVAL", 1)
+    monkeypatch.setattr(storage_module, "GRACE_PERIOD", 1)
+    storage = open_storage(f"sqlite:///{tmp_path}/s.db")
+    study = optuna.create_study(storage=storage, study_name="s")
+    trial = study.ask()
+    x = trial.suggest_int("x", 0, 10)
+    storage.record_heartbeat(trial._trial_id)  # the worker beat once, then died
+    time.sleep(2.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        optuna.storages.fail_stale_trials(study)  # what a live worker's next trial runs
+
+    states = [t.state.name for t in study.get_trials(deepcopy=False)]
+    assert states == ["FAIL", "WAITING"]
+    assert study.get_trials(deepcopy=False)[1].params == {"x": x}  # the same configuration
+
+
 def test_a_study_name_of_another_search_is_refused(settings: Settings) -> None:
     storage = settings.project_dir / "study.journal"
     run(settings, models_only(intent=(PP, IP)), 1, storage=storage, study_name="x")

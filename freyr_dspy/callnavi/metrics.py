@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from freyr_dspy.callnavi.data import DIFFICULTIES, PLACEHOLDER
+from freyr_dspy.evaluation.stats import levenshtein
 from freyr_dspy.parsing import load_json
 
 #: The denominators ``Judge_para.py`` hard-codes (the paper's counts; the data has 187/86).
@@ -300,19 +301,6 @@ def election_stability(outputs: Sequence[str]) -> float:
     if first == second:
         return 0.0
     return (first - second) / (len(outputs) - second)
-
-
-def levenshtein(a: str, b: str) -> int:
-    """Character-level edit distance (insertions, deletions, substitutions cost 1)."""
-    if len(a) < len(b):
-        a, b = b, a
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, start=1):
-        current = [i]
-        for j, cb in enumerate(b, start=1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        previous = current
-    return previous[-1]
 
 
 def levenshtein_stability(outputs: Sequence[str]) -> float:

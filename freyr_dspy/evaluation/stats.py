@@ -160,17 +160,9 @@ def levenshtein(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
 
     Works on strings and on any sequence of hashable items, e.g. lists of API names.
     """
-    if len(a) < len(b):
-        a, b = b, a
-    previous = list(range(len(b) + 1))
-    for i, item_a in enumerate(a, start=1):
-        current = [i]
-        for j, item_b in enumerate(b, start=1):
-            current.append(
-                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (item_a != item_b))
-            )
-        previous = current
-    return previous[-1]
+    from rapidfuzz.distance import Levenshtein
+
+    return int(Levenshtein.distance(a, b))
 
 
 def ratio(numerator: float, denominator: float) -> float | None:

@@ -9,16 +9,19 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from freyr_dspy.search.objective import OBJECTIVES
+
+if TYPE_CHECKING:
+    from optuna import Study
 
 __all__ = ["objective_target", "param_importances"]
 
 logger = logging.getLogger(__name__)
 
 
-def param_importances(study: Any, objectives: tuple[str, ...]) -> dict[str, dict[str, float]]:
+def param_importances(study: Study, objectives: tuple[str, ...]) -> dict[str, dict[str, float]]:
     """PED-ANOVA importance of each parameter, per objective (empty when not computable)."""
     from optuna.importance import get_param_importances
     from optuna.trial import TrialState

@@ -15,7 +15,7 @@ import socket
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from freyr_dspy.benchmarks.base import Benchmark, Episode, EvalOptions
 from freyr_dspy.errors import BackendError
@@ -25,10 +25,18 @@ from freyr_dspy.schemas import MODEL_FAILURES
 from freyr_dspy.search.cache import EvaluationCache
 from freyr_dspy.search.space import SearchSpace, TrialConfig, TrialPicker, suggest
 
+if TYPE_CHECKING:
+    from optuna.trial import Trial
+
 logger = logging.getLogger(__name__)
 
 #: Objective name -> Optuna direction.
-OBJECTIVES: dict[str, str] = {"accuracy": "maximize", "tokens": "minimize", "latency": "minimize"}
+Direction = Literal["maximize", "minimize"]
+OBJECTIVES: dict[str, Direction] = {
+    "accuracy": "maximize",
+    "tokens": "minimize",
+    "latency": "minimize",
+}
 
 #: Reasons of trials that did not finish because the worker stopped (they are run again).
 LOST_REASONS = ("interrupted", "worker died")
@@ -168,7 +176,7 @@ class Objective:
         self.max_model_failure_rate = max_model_failure_rate
         self.worker = worker_id()
 
-    def __call__(self, trial: Any) -> tuple[float, ...]:
+    def __call__(self, trial: Trial) -> tuple[float, ...]:
         """Evaluate the trial's configuration (from the cache when it was seen before)."""
         config = suggest(TrialPicker(trial), self.space)
         trial.set_user_attr("config", config.model_dump(mode="json"))
@@ -206,7 +214,7 @@ class Objective:
             version=__version__,
         )
 
-    def _evaluate(self, trial: Any, config: TrialConfig) -> Evaluation:
+    def _evaluate(self, trial: Trial, config: TrialConfig) -> Evaluation:
         try:
             evaluation = evaluate(self.benchmark, config, self.episodes, self.options, self.demo_fn)
         except KeyboardInterrupt:

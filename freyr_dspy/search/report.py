@@ -15,11 +15,14 @@ import logging
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from freyr_dspy._files import write_text_atomic
 from freyr_dspy.search.importance import objective_target
 from freyr_dspy.search.result import SearchResult, TrialSummary
+
+if TYPE_CHECKING:
+    from optuna import Study
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +75,7 @@ def format_table(result: SearchResult) -> str:
     return "\n".join(lines)
 
 
-def write_report(result: SearchResult, study: Any, out_dir: Path) -> dict[str, Path]:
+def write_report(result: SearchResult, study: Study, out_dir: Path) -> dict[str, Path]:
     """Write ``report.json``, ``pareto.csv``, ``trials.csv`` and the HTML plots.
 
     Returns:
@@ -93,7 +96,7 @@ def write_report(result: SearchResult, study: Any, out_dir: Path) -> dict[str, P
     return files
 
 
-def write_plots(study: Any, objectives: tuple[str, ...], plot_dir: Path) -> dict[str, Path]:
+def write_plots(study: Study, objectives: tuple[str, ...], plot_dir: Path) -> dict[str, Path]:
     """Write the Pareto front, optimisation history and importance plots as HTML."""
     from optuna import visualization as vis
 

@@ -10,9 +10,13 @@ import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from freyr_dspy.search.space import TrialConfig
+
+if TYPE_CHECKING:
+    from optuna import Study
+    from optuna.trial import FrozenTrial
 
 
 @dataclass(frozen=True)
@@ -30,7 +34,7 @@ class TrialSummary:
     worker: str | None = None
 
     @classmethod
-    def from_trial(cls, trial: Any, objectives: tuple[str, ...]) -> TrialSummary:
+    def from_trial(cls, trial: FrozenTrial, objectives: tuple[str, ...]) -> TrialSummary:
         """Summarise an Optuna ``FrozenTrial``."""
         attrs = trial.user_attrs
         values = dict(zip(objectives, trial.values, strict=True)) if trial.values else {}
@@ -116,7 +120,7 @@ class SearchResult:
 
 
 def collect_result(
-    study: Any,
+    study: Study,
     objectives: tuple[str, ...],
     *,
     storage: str,

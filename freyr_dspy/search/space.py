@@ -13,13 +13,16 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.schemas import RoleModel, Sampling
 from freyr_dspy.settings import DEFAULT_MODEL
+
+if TYPE_CHECKING:
+    from optuna.trial import Trial
 
 #: Candidate-list key that applies to every role without a list of its own.
 ALL_ROLES = "*"
@@ -149,7 +152,7 @@ class Picker(Protocol):
 class TrialPicker:
     """Suggest every dimension through an Optuna trial."""
 
-    def __init__(self, trial: Any) -> None:
+    def __init__(self, trial: Trial) -> None:
         self.trial = trial
 
     def categorical(self, name: str, choices: Sequence[Any], default: Any) -> Any:

@@ -5,7 +5,8 @@
 * ``sqlite:///PATH`` (or a path ending in ``.db``/``.sqlite``) -> SQLite, one machine;
 * ``postgresql://...`` / ``mysql://...`` -> an RDB shared by workers on many machines
   (Optuna's own distributed mode), with heartbeats so a crashed worker's trial is failed
-  (and then queued again by ``study.prepare_study``).
+  and queued again by Optuna's ``RetryHeartbeatStaleTrialCallback``; trials lost on a journal (a
+  killed local worker, a stop) are queued again by ``study.prepare_study``.
 """
 
 from __future__ import annotations
@@ -18,15 +19,20 @@ import socket
 import time
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from freyr_dspy.errors import ConfigError
+
+if TYPE_CHECKING:
+    from optuna.storages import BaseStorage, RDBStorage
 
 logger = logging.getLogger(__name__)
 
 #: Seconds between heartbeats of a running trial on an RDB, and before a silent one is stale.
 HEARTBEAT_INTERVAL = 60
 GRACE_PERIOD = 180
+#: How often one configuration is queued again after its workers died (then it stays failed).
+MAX_STALE_RETRIES = 2
 
 _RDB_SCHEMES = ("sqlite", "postgresql", "postgres", "mysql", "mariadb", "oracle", "mssql")
 _SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
@@ -58,7 +64,7 @@ def storage_url(spec: str | Path) -> str:
     return f"journal:{path}"
 
 
-def open_storage(spec: str | Path) -> Any:
+def open_storage(spec: str | Path) -> BaseStorage:
     """Open (creating when needed) the Optuna storage for ``spec``.
 
     Raises:
@@ -77,9 +83,9 @@ def open_storage(spec: str | Path) -> Any:
     return _open_rdb(url)
 
 
-def _open_rdb(url: str, attempts: int = 4) -> Any:
+def _open_rdb(url: str, attempts: int = 4) -> RDBStorage:
     from optuna.exceptions import ExperimentalWarning
-    from optuna.storages import RDBStorage
+    from optuna.storages import RDBStorage, RetryHeartbeatStaleTrialCallback
     from sqlalchemy.exc import IntegrityError, ProgrammingError, SQLAlchemyError
 
     for attempt in range(attempts):
@@ -92,6 +98,9 @@ def _open_rdb(url: str, attempts: int = 4) -> Any:
                     with_driver(url),
                     heartbeat_interval=HEARTBEAT_INTERVAL,
                     grace_period=GRACE_PERIOD,
+                    heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(
+                        max_retry=MAX_STALE_RETRIES
+                    ),
                 )
         except (IntegrityError, ProgrammingError) as exc:
             # Workers started together on an empty database race to create Optuna's tables;
@@ -128,7 +137,7 @@ def redact(url: str) -> str:
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
 
 
-def fail_dead_local_trials(storage: Any, study_name: str) -> list[int]:
+def fail_dead_local_trials(storage: BaseStorage, study_name: str) -> list[int]:
     """Mark as failed the running trials whose worker was a process of this host now gone.
 
     A killed worker leaves its trial RUNNING for ever on a journal file (which has no

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from freyr_dspy.benchmarks import Benchmark, Episode, EvalOptions, get_benchmark
 from freyr_dspy.errors import ConfigError, UnknownRoleError
@@ -25,6 +25,10 @@ from freyr_dspy.search.result import SearchResult, collect_result
 from freyr_dspy.search.space import ALL_ROLES, SearchSpace, baseline, space_digest
 from freyr_dspy.search.storage import fail_dead_local_trials, open_storage, redact, storage_url
 from freyr_dspy.settings import Settings
+
+if TYPE_CHECKING:
+    from optuna import Study
+    from optuna.trial import FrozenTrial
 
 logger = logging.getLogger(__name__)
 
@@ -237,7 +241,7 @@ def open_study(
     seed: int,
     n_trials: int,
     fingerprint: Mapping[str, Any],
-) -> Any:
+) -> Study:
     """Create or load the study (failing trials its dead local workers left running).
 
     A study built for another space, objectives or episodes is refused: Optuna cannot
@@ -274,7 +278,7 @@ def open_study(
     return study
 
 
-def prepare_study(study: Any, space: SearchSpace) -> None:
+def prepare_study(study: Study, space: SearchSpace) -> None:
     """Queue again the trials a stopped worker lost, and the baseline (once, first)."""
     lost = [t for t in study.get_trials(deepcopy=False) if _is_lost(t)]
     kept = [_params(t) for t in study.get_trials(deepcopy=False) if not _is_lost(t)]
@@ -288,7 +292,7 @@ def prepare_study(study: Any, space: SearchSpace) -> None:
 
 
 def run_trials(
-    study: Any,
+    study: Study,
     objective: Objective,
     n_trials: int,
     *,
@@ -306,7 +310,7 @@ def run_trials(
         logger.info("study %s already has %d finished trials", study.study_name, done)
         return 0
 
-    def stop_at_total(study: Any, _trial: Any) -> None:
+    def stop_at_total(study: Study, _trial: FrozenTrial) -> None:
         # NOTE: other workers add trials too; stop as soon as the shared total is reached.
         if finished_trials(study) >= n_trials:
             study.stop()
@@ -322,7 +326,7 @@ def run_trials(
     return finished_trials(study) - done
 
 
-def finished_trials(study: Any) -> int:
+def finished_trials(study: Study) -> int:
     """Trials that count toward the total: complete, or failed for a reason of their own."""
     from optuna.trial import TrialState
 
@@ -330,7 +334,7 @@ def finished_trials(study: Any) -> int:
     return sum(1 for t in trials if not _is_lost(t))
 
 
-def _is_lost(trial: Any) -> bool:
+def _is_lost(trial: FrozenTrial) -> bool:
     """A failed trial that said nothing (its worker died) or was cut short by a stop."""
     if trial.state.name != "FAIL":
         return False
@@ -338,7 +342,7 @@ def _is_lost(trial: Any) -> bool:
     return failure is None or failure in LOST_REASONS
 
 
-def _params(trial: Any) -> dict[str, Any]:
+def _params(trial: FrozenTrial) -> dict[str, Any]:
     return dict(trial.system_attrs.get("fixed_params", trial.params))
 
 
@@ -347,7 +351,7 @@ def _startup_trials(n_trials: int) -> int:
     return max(2, min(10, n_trials // 3))
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: Any) -> Study:
     import json
 
     return json.loads(json.dumps(value))
