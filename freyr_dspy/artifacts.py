@@ -34,8 +34,8 @@ from freyr_dspy.settings import Settings
 from freyr_dspy.signature_dump import signature_hash
 
 if TYPE_CHECKING:
-    from freyr_dspy.benchmarks.base import EvalOptions
     from freyr_dspy.compiler import CompileReport
+    from freyr_dspy.evaluation.benchmark import EvalOptions
 
 FORMAT = "freyr-artifact"
 FORMAT_VERSION = 1
@@ -266,7 +266,7 @@ def _rebuild(meta: ArtifactMeta, settings: Settings) -> FreyrProgram:
     spec = meta.program
     program = None
     if meta.benchmark:
-        from freyr_dspy.benchmarks import BENCHMARKS, EvalOptions, load_all
+        from freyr_dspy.evaluation.benchmark import BENCHMARKS, EvalOptions, load_all
 
         load_all()
         if meta.benchmark in BENCHMARKS:

@@ -20,8 +20,8 @@ from typing import Any
 import dspy
 from pydantic import BaseModel
 
-from freyr_dspy.benchmarks.base import Benchmark, EvalOptions
 from freyr_dspy.errors import ConfigError
+from freyr_dspy.evaluation.benchmark import Benchmark, EvalOptions
 from freyr_dspy.metrics import BenchmarkMetric, step_example
 from freyr_dspy.optimizers import OptimizerConfig, optimize
 from freyr_dspy.program import FreyrProgram

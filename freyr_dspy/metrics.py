@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import dspy
 
-from freyr_dspy.benchmarks.base import Benchmark, Step, StepScore
+from freyr_dspy.evaluation.benchmark import Benchmark, Step, StepScore
 from freyr_dspy.parsing import CONVERSATION
 
 #: The program inputs of an example; everything else on it is gold data.

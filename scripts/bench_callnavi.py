@@ -26,8 +26,8 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
 from freyr_dspy.benchmarks import get_benchmark
-from freyr_dspy.callnavi.data import callnavi_dir, load_domain
-from freyr_dspy.callnavi.toolbox import make_toolbox, render_catalog
+from freyr_dspy.benchmarks.callnavi.data import callnavi_dir, load_domain
+from freyr_dspy.benchmarks.callnavi.toolbox import make_toolbox, render_catalog
 from freyr_dspy.evaluation import EvalConfig, evaluate, report_data, write_json
 from freyr_dspy.settings import Settings
 

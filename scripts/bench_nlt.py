@@ -34,9 +34,9 @@ from dspy.lm15 import Request, Response, Usage
 
 from freyr_dspy.assignment import build_assignment
 from freyr_dspy.benchmarks import EvalOptions, get_benchmark
+from freyr_dspy.benchmarks.nlt.summary import summarize_records
 from freyr_dspy.domains import Domain
 from freyr_dspy.evaluation import run_episode
-from freyr_dspy.nlt.summary import summarize_records
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.settings import Settings
 from freyr_dspy.strategies import load_strategies

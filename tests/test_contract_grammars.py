@@ -24,7 +24,7 @@ from role_samples import sample_inputs
 from freyr_dspy.adapters import FreyrJSONAdapter
 from freyr_dspy.backends.llamacpp_grammar import without_patterns
 from freyr_dspy.backends.llamacpp_messages import _structured_output
-from freyr_dspy.callnavi.roles import (
+from freyr_dspy.benchmarks.callnavi.roles import (
     final_call_contract,
     missing_inputs_contract,
     router_contract,

@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from malformed import NESTING_UNITS, malformed_texts
 
-from freyr_dspy.callnavi.metrics import syntax_valid, syntax_valid_strict
-from freyr_dspy.callnavi.roles import read_call_list
+from freyr_dspy.benchmarks.callnavi.metrics import syntax_valid, syntax_valid_strict
+from freyr_dspy.benchmarks.callnavi.roles import read_call_list
 from freyr_dspy.parsing import (
     CONVERSATION,
     _parse_bullets,

@@ -22,7 +22,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from malformed import malformed_answer, malformed_texts
 
-from freyr_dspy.callnavi.domain import CALLNAVI, CallNaviProgram, CallNaviState, domain_toolbox
+from freyr_dspy.benchmarks.callnavi.domain import (
+    CALLNAVI,
+    CallNaviProgram,
+    CallNaviState,
+    domain_toolbox,
+)
 from freyr_dspy.domains.example import Task, TodoState
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.roles import Role, load_roles

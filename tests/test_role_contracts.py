@@ -19,8 +19,8 @@ import pytest
 from test_properties_program import build_world, run_once
 
 import freyr_dspy
-from freyr_dspy.callnavi.domain import CALLNAVI, CallNaviProgram
-from freyr_dspy.callnavi.planning import MAX_CALLS
+from freyr_dspy.benchmarks.callnavi.domain import CALLNAVI, CallNaviProgram
+from freyr_dspy.benchmarks.callnavi.planning import MAX_CALLS
 from freyr_dspy.domains.example import make_todo_toolbox
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.roles.tool_selection import parse_assessment, selection_contract

@@ -1,24 +1,24 @@
-"""Registry of benchmarks: name -> ``Benchmark``. Benchmark modules register themselves."""
+"""The built-in benchmarks - ``llmaker/``, ``nlt/``, ``callnavi/``, ``todo.py`` - and the registry.
+
+Each is a plugin (``freyr_dspy.registry``): it registers its domain, roles, strategies and
+benchmark when its plugin module is imported, which happens the first time a registry misses a
+name. The ``Benchmark`` protocol and the registry live in ``freyr_dspy.evaluation.benchmark``
+(the core never imports a benchmark); they are re-exported here for users.
+"""
 
 from __future__ import annotations
 
-from freyr_dspy._plugins import Registry
-from freyr_dspy.benchmarks.base import Benchmark, Episode, EvalOptions, Step, StepScore
-
-#: Benchmark modules register themselves when imported (lazily, by ``get_benchmark``).
-BENCHMARKS: Registry[Benchmark] = Registry(
-    "benchmark",
-    (
-        "freyr_dspy.llmaker.benchmark",
-        "freyr_dspy.nlt.benchmark",
-        "freyr_dspy.callnavi.benchmark",
-        "freyr_dspy.benchmarks.todo",
-    ),
+from freyr_dspy.evaluation.benchmark import (
+    BENCHMARKS,
+    Benchmark,
+    Episode,
+    EvalOptions,
+    Step,
+    StepScore,
+    get_benchmark,
+    load_all,
+    register_benchmark,
 )
-register_benchmark = BENCHMARKS.register
-load_all = BENCHMARKS.load_all
-get_benchmark = BENCHMARKS.get_named
-
 
 __all__ = [
     "BENCHMARKS",

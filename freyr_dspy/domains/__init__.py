@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from freyr_dspy._plugins import Registry
 from freyr_dspy.domains.base import Domain, StateRenderer, render_json_state
 from freyr_dspy.domains.example import TODO
+from freyr_dspy.registry import Registry
 
-#: The benchmarks' domains register themselves when imported (kept lazy: some are heavy).
-DOMAINS: Registry[Domain] = Registry(
-    "domain",
-    ("freyr_dspy.llmaker.domain", "freyr_dspy.nlt.domain", "freyr_dspy.callnavi.domain"),
-    TODO,
-)
-register_domain = DOMAINS.register
+#: The benchmarks' domains register themselves from their plugins (``freyr_dspy.registry``).
+DOMAINS: Registry[Domain] = Registry("domain", todo=TODO)
 get_domain = DOMAINS.get_named
+
+
+def register_domain(domain: Domain) -> None:
+    """Add (or replace) a domain under its name."""
+    DOMAINS.register(domain.name, domain)
 
 
 __all__ = [

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from freyr_dspy.benchmarks.base import EvalOptions
+from freyr_dspy.evaluation.benchmark import EvalOptions
 from freyr_dspy.settings import DEFAULT_MODEL, Settings
 
 Mode = Literal["bootstrap", "iterative"]

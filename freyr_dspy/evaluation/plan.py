@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from freyr_dspy.assignment import parse_model_specs, parse_sampling_specs
-from freyr_dspy.benchmarks import Benchmark, Episode, get_benchmark
 from freyr_dspy.errors import ConfigError, DataError, UnknownRoleError
+from freyr_dspy.evaluation.benchmark import Benchmark, Episode, get_benchmark
 from freyr_dspy.evaluation.config import EvalConfig
 from freyr_dspy.evaluation.units import UnitKey
 from freyr_dspy.program import FreyrProgram

@@ -7,42 +7,31 @@ and CLI options (``--model intent=...``). Strategies add their own roles to ``RO
 from __future__ import annotations
 
 from freyr_dspy.errors import UnknownRoleError
+from freyr_dspy.registry import Registry
 from freyr_dspy.roles.base import Role
 from freyr_dspy.roles.chat import ChatResponder, ChatSignature
 from freyr_dspy.roles.intent import IntentClassifier, IntentSignature
 from freyr_dspy.roles.parameters import ParameterFiller, ParametersSignature
 from freyr_dspy.roles.summary import Summarizer, SummarySignature
 
-ROLES: dict[str, type[Role]] = {
-    "intent": IntentClassifier,
-    "parameters": ParameterFiller,
-    "summary": Summarizer,
-    "chat": ChatResponder,
-}
-
-
-#: Modules that register further roles when imported (strategies' own roles).
-ROLE_MODULES = (
-    "freyr_dspy.roles.confirm",
-    "freyr_dspy.roles.tool_selection",
-    "freyr_dspy.roles.library",
-    "freyr_dspy.roles.prompted",
-    "freyr_dspy.strategies.native",
-    "freyr_dspy.callnavi.roles",
+#: The modules named here register further roles when imported (strategies' own roles);
+#: plugins (the benchmarks' own roles) register theirs with ``register_role``.
+ROLES: Registry[type[Role]] = Registry(
+    "role",
+    (
+        "freyr_dspy.roles.confirm",
+        "freyr_dspy.roles.tool_selection",
+        "freyr_dspy.roles.library",
+        "freyr_dspy.roles.prompted",
+        "freyr_dspy.strategies.native",
+    ),
+    intent=IntentClassifier,
+    parameters=ParameterFiller,
+    summary=Summarizer,
+    chat=ChatResponder,
 )
-
-
-def load_roles() -> dict[str, type[Role]]:
-    """Import every role module and return the registry."""
-    from freyr_dspy._plugins import import_optional
-
-    import_optional(ROLE_MODULES)
-    return ROLES
-
-
-def register_role(name: str, module: type[Role]) -> None:
-    """Register a role module under its id (strategies call this for their own roles)."""
-    ROLES[name] = module
+load_roles = ROLES.load_all
+register_role = ROLES.register
 
 
 def role_class(name: str) -> type[Role]:
@@ -52,7 +41,7 @@ def role_class(name: str) -> type[Role]:
         UnknownRoleError: for an unregistered role id.
     """
     if name not in ROLES:
-        load_roles()
+        ROLES.load_all()
     if name not in ROLES:
         raise UnknownRoleError(name, ROLES)
     return ROLES[name]

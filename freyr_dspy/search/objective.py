@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
-from freyr_dspy.benchmarks.base import Benchmark, Episode, EvalOptions
 from freyr_dspy.errors import BackendError
+from freyr_dspy.evaluation.benchmark import Benchmark, Episode, EvalOptions
 from freyr_dspy.evaluation.runner import StepRecord, run_episode
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import MODEL_FAILURES

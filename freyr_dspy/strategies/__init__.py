@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from freyr_dspy._plugins import Registry
+from freyr_dspy.registry import Registry
 from freyr_dspy.strategies.base import FunctionStrategy, ModelFailure, Run, Strategy
 from freyr_dspy.strategies.freyr import FREYR
 
-#: The modules after FREYR register further strategies when imported (kept lazy and optional).
+#: The modules named here register further strategies when imported (kept lazy); plugins
+#: (the benchmarks' own strategies) register theirs with ``register_strategy``.
 STRATEGIES: Registry[Strategy] = Registry(
     "strategy",
     (
@@ -14,13 +15,16 @@ STRATEGIES: Registry[Strategy] = Registry(
         "freyr_dspy.strategies.prompted",
         "freyr_dspy.strategies.nlt",
         "freyr_dspy.strategies.gated",
-        "freyr_dspy.callnavi.strategies",
     ),
-    FREYR,
+    freyr=FREYR,
 )
-register_strategy = STRATEGIES.register
 load_strategies = STRATEGIES.load_all
 get_strategy = STRATEGIES.get_named
+
+
+def register_strategy(strategy: Strategy) -> None:
+    """Add (or replace) a strategy under its name."""
+    STRATEGIES.register(strategy.name, strategy)
 
 
 __all__ = [

@@ -24,7 +24,9 @@ from freyr_dspy.tools import Toolbox
 from freyr_dspy.tools.toolbox import render_tool_spec
 
 if TYPE_CHECKING:
-    from freyr_dspy.program import FreyrProgram
+    from freyr_dspy.roles.base import Role
+    from freyr_dspy.schemas import RoleModel
+    from freyr_dspy.tools import CatalogLevel
 
 
 class Strategy(Protocol):
@@ -43,6 +45,30 @@ class Strategy(Protocol):
 
     def run(self, run: Run) -> Result:
         """Handle one request and return its result."""
+        ...
+
+
+class ProgramView(Protocol):
+    """What strategies read of the program a run belongs to (``FreyrProgram`` provides it).
+
+    A protocol rather than the class, so that strategies do not import the program that
+    imports them.
+    """
+
+    strategy_name: str
+    max_retries: int
+    ground_arguments: bool
+    catalog_level: CatalogLevel
+    options: dict[str, Any]
+    assignment: dict[str, RoleModel]
+
+    @property
+    def role_names(self) -> tuple[str, ...]:
+        """The roles of the program's strategy."""
+        ...
+
+    def role(self, name: str) -> Role:
+        """The module playing role ``name``."""
         ...
 
 
@@ -72,7 +98,7 @@ class ModelFailure(Exception):
 class Run:
     """The mutable context of one program call."""
 
-    program: FreyrProgram
+    program: ProgramView
     toolbox: Toolbox
     message: str
     conversation: str

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from freyr_dspy.callnavi.domain import CALLNAVI, CallNaviProgram
+from freyr_dspy.benchmarks.callnavi.domain import CALLNAVI, CallNaviProgram
 from freyr_dspy.schemas import RoleModel, Sampling
 from freyr_dspy.testing import Answer, FakeCall, FunctionLM, register_fake, unregister_fake
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from freyr_dspy.backends.embedded import is_installed
-from freyr_dspy.callnavi.domain import CallNaviState
-from freyr_dspy.callnavi.scoring import step_metrics
+from freyr_dspy.benchmarks.callnavi.domain import CallNaviState
+from freyr_dspy.benchmarks.callnavi.scoring import step_metrics
 from freyr_dspy.schemas import Sampling
 from tests.callnavi.conftest import PETS, make_program
 

@@ -6,8 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from freyr_dspy.callnavi import available_domains, callnavi_dir, load_domain, quality_flags
-from freyr_dspy.callnavi.quality import flags_by_question
+from freyr_dspy.benchmarks.callnavi import (
+    available_domains,
+    callnavi_dir,
+    load_domain,
+    quality_flags,
+)
+from freyr_dspy.benchmarks.callnavi.quality import flags_by_question
 from freyr_dspy.errors import ConfigError, DataError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "data" / "callnavi"

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from freyr_dspy.callnavi.backward import rank_candidates
-from freyr_dspy.callnavi.domain import CallNaviState, domain_toolbox
-from freyr_dspy.callnavi.planning import MAX_CALLS
+from freyr_dspy.benchmarks.callnavi.backward import rank_candidates
+from freyr_dspy.benchmarks.callnavi.domain import CallNaviState, domain_toolbox
+from freyr_dspy.benchmarks.callnavi.planning import MAX_CALLS
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Failure, RoleModel
 from freyr_dspy.testing import FakeCall, FunctionLM

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from llmaker_helpers import apply, room
 
-from freyr_dspy.llmaker.models import Level
+from freyr_dspy.benchmarks.llmaker.models import Level
 
 
 @pytest.fixture

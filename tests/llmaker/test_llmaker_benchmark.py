@@ -11,11 +11,11 @@ import pytest
 from llmaker_helpers import STATS
 
 from freyr_dspy.benchmarks import EvalOptions, Step, get_benchmark
+from freyr_dspy.benchmarks.llmaker.benchmark import LLMAKER_BENCHMARK, failure_kind
+from freyr_dspy.benchmarks.llmaker.levels import load_level
+from freyr_dspy.benchmarks.llmaker.models import Level
 from freyr_dspy.domains import get_domain
 from freyr_dspy.evaluation import run_episode
-from freyr_dspy.llmaker.benchmark import LLMAKER_BENCHMARK, failure_kind
-from freyr_dspy.llmaker.levels import load_level
-from freyr_dspy.llmaker.models import Level
 from freyr_dspy.program import to_prediction
 from freyr_dspy.schemas import CallRecord, Failure, Outcome, Result, RoleModel
 from freyr_dspy.testing import FakeCall, FunctionLM, register_fake, unregister_fake

@@ -6,8 +6,8 @@ import pytest
 from llmaker_helpers import apply, room
 
 from freyr_dspy.benchmarks import EvalOptions
-from freyr_dspy.llmaker.benchmark import LLMAKER_BENCHMARK
-from freyr_dspy.llmaker.models import Level
+from freyr_dspy.benchmarks.llmaker.benchmark import LLMAKER_BENCHMARK
+from freyr_dspy.benchmarks.llmaker.models import Level
 from freyr_dspy.schemas import Result, RoleModel, Sampling
 
 pytestmark = [pytest.mark.embedded, pytest.mark.slow]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from llmaker_helpers import STATS, TOOLBOX, apply, enemy, room
 
-from freyr_dspy.llmaker.config import PUBLIC_CONFIG, LevelConfig
-from freyr_dspy.llmaker.functions import LIBRARIES, TOOL_NAMES, make_toolbox
-from freyr_dspy.llmaker.models import Level, Slots
+from freyr_dspy.benchmarks.llmaker.config import PUBLIC_CONFIG, LevelConfig
+from freyr_dspy.benchmarks.llmaker.functions import LIBRARIES, TOOL_NAMES, make_toolbox
+from freyr_dspy.benchmarks.llmaker.models import Level, Slots
 
 
 def test_toolbox_has_the_16_functions_in_four_libraries() -> None:

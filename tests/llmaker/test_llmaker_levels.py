@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from llmaker_helpers import apply, enemy, room
 
+from freyr_dspy.benchmarks.llmaker.levels import dumps_level, load_level, read_level, write_level
+from freyr_dspy.benchmarks.llmaker.models import Level
 from freyr_dspy.errors import DataError
-from freyr_dspy.llmaker.levels import dumps_level, load_level, read_level, write_level
-from freyr_dspy.llmaker.models import Level
 
 SMALL = """{
   "rooms": [

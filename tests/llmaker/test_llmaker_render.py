@@ -6,9 +6,9 @@ from pathlib import Path
 
 from llmaker_helpers import STATS, apply, room
 
-from freyr_dspy.llmaker.levels import read_level
-from freyr_dspy.llmaker.models import Level
-from freyr_dspy.llmaker.render import render_original, render_rich
+from freyr_dspy.benchmarks.llmaker.levels import read_level
+from freyr_dspy.benchmarks.llmaker.models import Level
+from freyr_dspy.benchmarks.llmaker.render import render_original, render_rich
 
 # The layout of spec §1.5 (FREYR's str(level)), with our own names instead of the benchmark's.
 SPEC_EXAMPLE = (

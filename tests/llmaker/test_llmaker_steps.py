@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from llmaker_helpers import STATS, apply, enemy, room
 
-from freyr_dspy.llmaker.models import Level
-from freyr_dspy.llmaker.steps import STEP_CHECKS, evaluate_step, get_step_check
-from freyr_dspy.llmaker.testset import TestStep, load_test_steps
+from freyr_dspy.benchmarks.llmaker.models import Level
+from freyr_dspy.benchmarks.llmaker.steps import STEP_CHECKS, evaluate_step, get_step_check
+from freyr_dspy.benchmarks.llmaker.testset import TestStep, load_test_steps
 
 # Hand-made correct edits for the last step of each test case (no reference level follows).
 LAST_STEP: dict[str, Callable[[Level], Level]] = {

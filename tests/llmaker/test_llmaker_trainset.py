@@ -10,11 +10,16 @@ import pytest
 from llmaker_helpers import apply, enemy, room
 
 from freyr_dspy.benchmarks import EvalOptions
+from freyr_dspy.benchmarks.llmaker.assertions import evaluate_assertions
+from freyr_dspy.benchmarks.llmaker.benchmark import LLMAKER_BENCHMARK
+from freyr_dspy.benchmarks.llmaker.models import Level
+from freyr_dspy.benchmarks.llmaker.trainset import (
+    ASSERTIONS,
+    TRAINSET_FILE,
+    load_trainset,
+    train_episodes,
+)
 from freyr_dspy.errors import DataError
-from freyr_dspy.llmaker.assertions import evaluate_assertions
-from freyr_dspy.llmaker.benchmark import LLMAKER_BENCHMARK
-from freyr_dspy.llmaker.models import Level
-from freyr_dspy.llmaker.trainset import ASSERTIONS, TRAINSET_FILE, load_trainset, train_episodes
 from freyr_dspy.program import to_prediction
 from freyr_dspy.schemas import Result
 

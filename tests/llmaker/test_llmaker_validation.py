@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from llmaker_helpers import STATS, TOOLBOX, apply, enemy, room
 
-from freyr_dspy.llmaker.models import Corridor, Encounter, Level, Room, Slots
+from freyr_dspy.benchmarks.llmaker.models import Corridor, Encounter, Level, Room, Slots
 
 CORRIDOR = "West Room-East Room"
 

@@ -10,10 +10,10 @@ import dspy
 import pytest
 
 from freyr_dspy.benchmarks import EvalOptions, Step, get_benchmark
+from freyr_dspy.benchmarks.nlt.benchmark import NltBenchmark
+from freyr_dspy.benchmarks.nlt.summary import summarize_records
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.evaluation import StepRecord, run_episode
-from freyr_dspy.nlt.benchmark import NltBenchmark
-from freyr_dspy.nlt.summary import summarize_records
 from freyr_dspy.program import to_prediction
 from freyr_dspy.schemas import CallRecord, Failure, Outcome, Result
 from freyr_dspy.testing import FakeCall, FunctionLM

@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from freyr_dspy.errors import ConfigError, DataError
-from freyr_dspy.nlt.data import (
+from freyr_dspy.benchmarks.nlt.data import (
     function_name,
     load_scenario,
     load_trainset,
     scenario_path,
     with_tool_descriptions,
 )
-from freyr_dspy.nlt.domain import make_toolbox
+from freyr_dspy.benchmarks.nlt.domain import make_toolbox
+from freyr_dspy.errors import ConfigError, DataError
 
 SCENARIO: dict[str, Any] = {
     "scenario": "mini",

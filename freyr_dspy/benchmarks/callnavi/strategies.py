@@ -1,0 +1,77 @@
+"""Strategies ``single``, ``two_step`` and ``backward``: CallNavi's baseline and its two pipelines.
+
+* ``single``: the paper's one-step generation - one role sees the whole catalog (full specs
+  by default; ``options["catalog"]`` changes it) and writes the whole call list.
+* ``two_step`` (paper §7.1): a router picks the ordered API names from a compact catalog;
+  then one ``call_parameters`` call per planned call fills its arguments, seeing only the
+  routed APIs' specs. Unlike the original script, the routed specs are reset for every
+  question (the original accumulated them across a domain's questions, a bug).
+* ``backward`` (paper §7.2): see ``freyr_dspy.benchmarks.callnavi.backward``.
+"""
+
+from __future__ import annotations
+
+from freyr_dspy.benchmarks.callnavi.backward import BACKWARD
+from freyr_dspy.benchmarks.callnavi.planning import (
+    MAX_CALLS,
+    api_toolbox,
+    catalog_level,
+    fill_call,
+    finish,
+    last_raw_output,
+    plan_text,
+    resolve_names,
+    resolve_written,
+)
+from freyr_dspy.benchmarks.callnavi.roles import router_contract
+from freyr_dspy.benchmarks.callnavi.toolbox import render_catalog
+from freyr_dspy.schemas import Failure, Result
+from freyr_dspy.strategies import register_strategy
+from freyr_dspy.strategies.base import FunctionStrategy, Run
+
+
+def run_single(run: Run) -> Result:
+    """One role writes the whole call list from the catalog (the paper's baseline)."""
+    box = api_toolbox(run)
+    catalog = render_catalog(box, catalog_level(run, "full"))
+    prediction = run.call_role("single", question=run.message, catalog=catalog)
+    # Names are resolved where they match an API; the parameters keep the model's shape.
+    plan = {"API": resolve_written(box, prediction.API), "parameters": prediction.parameters}
+    known = any(box.resolve(name) for name in plan["API"])
+    failure = (
+        None if known else Failure(kind="unknown_tool", detail="the answer named no known API")
+    )
+    return finish(run, box, plan, raw=last_raw_output(run, "single"), failure=failure)
+
+
+def run_two_step(run: Run) -> Result:
+    """Route to an ordered API list, then fill each call seeing only the routed specs."""
+    box = api_toolbox(run)
+    catalog = render_catalog(box, catalog_level(run, "brief"))
+    contract = router_contract(box.names, MAX_CALLS)
+    prediction = run.call_role("router", contract=contract, question=run.message, catalog=catalog)
+    names, unknown = resolve_names(box, prediction.apis)
+    if not names:
+        detail = "router named no known API" + (f": {', '.join(unknown)}" if unknown else "")
+        failure = Failure(kind="unknown_tool", detail=detail)
+        return finish(run, box, {"API": [], "parameters": []}, failure=failure)
+    text = plan_text(box, names)
+    arguments = [fill_call(run, box, text, i, name) for i, name in enumerate(names)]
+    return finish(run, box, {"API": names, "parameters": arguments})
+
+
+SINGLE = FunctionStrategy(
+    name="single",
+    roles=("single",),
+    fn=run_single,
+    description="CallNavi one-step: the whole call list as JSON from the full catalog",
+)
+TWO_STEP = FunctionStrategy(
+    name="two_step",
+    roles=("router", "call_parameters"),
+    fn=run_two_step,
+    description="CallNavi 2-step: router picks the API list, then parameters per call",
+)
+
+for _strategy in (SINGLE, TWO_STEP, BACKWARD):
+    register_strategy(_strategy)

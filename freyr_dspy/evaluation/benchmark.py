@@ -1,0 +1,105 @@
+"""The benchmark contract shared by ``freyr eval``, ``freyr compile`` and ``freyr search``.
+
+A benchmark turns its data directory into **episodes**. An episode is the unit that is run,
+checkpointed and resumed: one request (NLT, CallNavi), one bootstrap-mode step (LLMaker), or
+a whole test case whose steps carry the state forward (LLMaker iterative mode). Each step is
+scored into a ``StepScore``; the evaluation harness adds cost and aggregates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import dspy
+
+from freyr_dspy.program import FreyrProgram
+from freyr_dspy.registry import Registry
+
+
+@dataclass(frozen=True)
+class Step:
+    """One request of an episode.
+
+    ``start_state`` is the state the step starts from; None means "the state the previous
+    step left" (iterative mode). ``expected`` holds the benchmark's gold data for scoring.
+    """
+
+    id: str
+    message: str
+    start_state: Any = None
+    conversation: str = ""
+    expected: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Episode:
+    """Steps run in order on one program; ``case`` groups episodes in reports (T1, alex...)."""
+
+    id: str
+    case: str
+    steps: tuple[Step, ...]
+    #: Stop the episode at the first failed step (LLMaker iterative mode does).
+    stop_on_failure: bool = False
+
+
+@dataclass(frozen=True)
+class StepScore:
+    """How one step went. ``success`` is in [0, 1]; ``metrics`` holds named sub-scores."""
+
+    success: float
+    metrics: dict[str, float] = field(default_factory=dict)
+    failure_kind: str | None = None  # parse | domain | design | retries | model | ...
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """Options of one evaluation that a benchmark may use when building episodes/programs."""
+
+    data_dir: Path
+    mode: str = "bootstrap"
+    limit: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Benchmark(Protocol):
+    """What every benchmark provides."""
+
+    name: str
+    description: str
+    #: Strategies this benchmark can run, in the order reports list them.
+    strategies: tuple[str, ...]
+
+    def episodes(self, options: EvalOptions) -> list[Episode]:
+        """Load the test episodes from the data directory."""
+        ...
+
+    def make_program(self, strategy: str, options: EvalOptions) -> FreyrProgram:
+        """Build a fresh (unassigned) program for a strategy."""
+        ...
+
+    def score(self, step: Step, before: Any, prediction: dspy.Prediction) -> StepScore:
+        """Score one step from the state before it and the program's prediction."""
+        ...
+
+    def train_episodes(self, trainsets_dir: Path, options: EvalOptions) -> list[Episode]:
+        """The project's own training/dev episodes (``trainsets/*.jsonl``), never test data.
+
+        Every step of a training episode has an explicit ``start_state`` so it can become a
+        standalone ``dspy.Example`` for the optimizers.
+        """
+        ...
+
+
+#: name -> benchmark. The built-in ones are plugins (``freyr_dspy.benchmarks``): they register
+#: themselves the first time a name is missing.
+BENCHMARKS: Registry[Benchmark] = Registry("benchmark")
+load_all = BENCHMARKS.load_all
+get_benchmark = BENCHMARKS.get_named
+
+
+def register_benchmark(benchmark: Benchmark) -> None:
+    """Add (or replace) a benchmark under its name."""
+    BENCHMARKS.register(benchmark.name, benchmark)
