@@ -44,6 +44,16 @@ from pydantic.fields import FieldInfo
 
 from freyr_dspy.contracts import contract_of, enforces_schema, response_format, stated
 
+__all__ = [
+    "STATIC_INPUTS",
+    "FreyrChatAdapter",
+    "FreyrJSONAdapter",
+    "LeanAdapter",
+    "input_order",
+    "make_adapter",
+    "output_line",
+]
+
 _SYSTEM_MESSAGES: weakref.WeakKeyDictionary[type, dict[tuple[Any, ...], str]] = (
     weakref.WeakKeyDictionary()
 )

@@ -37,6 +37,24 @@ if TYPE_CHECKING:
     from freyr_dspy.compiler import CompileReport
     from freyr_dspy.evaluation.benchmark import EvalOptions
 
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "ArtifactMeta",
+    "ArtifactScores",
+    "ModelsArg",
+    "ProgramSpec",
+    "benchmark_data_dir",
+    "build_meta",
+    "load",
+    "program_state",
+    "read_artifact",
+    "report_meta",
+    "resolve_path",
+    "role_signature_hashes",
+    "save",
+]
+
 FORMAT = "freyr-artifact"
 FORMAT_VERSION = 1
 

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Sequence
 from freyr_dspy.errors import ConfigError, UnknownRoleError
 from freyr_dspy.schemas import RoleModel, Sampling
 
+__all__ = ["build_assignment", "parse_model_specs", "parse_sampling_specs"]
+
 
 def parse_model_specs(specs: Iterable[str], roles: Sequence[str]) -> dict[str, str]:
     """Read ``ROLE=ID`` (one role) or ``ID`` (every role) specs.

@@ -27,6 +27,17 @@ from freyr_dspy.optimizers import OptimizerConfig, optimize
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.settings import Settings
 
+__all__ = [
+    "CompileReport",
+    "EvalSummary",
+    "compile_program",
+    "evaluate",
+    "load_trainset",
+    "reattach_models",
+    "split_trainset",
+    "trainset_sha256",
+]
+
 logger = logging.getLogger(__name__)
 
 

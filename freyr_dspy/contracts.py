@@ -33,6 +33,21 @@ import pydantic
 
 from freyr_dspy.errors import ConfigError
 
+__all__ = [
+    "Contract",
+    "JsonSchema",
+    "contract_of",
+    "enforces_schema",
+    "is_strict",
+    "name_schema",
+    "names_schema",
+    "output_schema",
+    "pattern_literal",
+    "response_format",
+    "stated",
+    "with_contract",
+]
+
 JsonSchema = dict[str, Any]
 #: Output field name -> the JSON schema its value must follow in this call.
 Contract = Mapping[str, JsonSchema]

@@ -13,6 +13,21 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+__all__ = [
+    "ArtifactError",
+    "BackendError",
+    "ConfigError",
+    "DataError",
+    "FakeLMError",
+    "FreyrError",
+    "ToolError",
+    "ToolUnsupportedError",
+    "UnknownModelError",
+    "UnknownNameError",
+    "UnknownRoleError",
+    "did_you_mean",
+]
+
 
 class FreyrError(Exception):
     """Base class of every error raised by freyr-dspy."""

@@ -30,6 +30,17 @@ from freyr_dspy.parsing import CONVERSATION
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.testing import Answer, FakeCall, FakeEngine
 
+__all__ = [
+    "GOLD_ANSWERS",
+    "GoldAnswer",
+    "GoldContext",
+    "detached_copy",
+    "gold_demos",
+    "register_gold_answer",
+    "select_demos",
+    "shorten",
+]
+
 logger = logging.getLogger(__name__)
 
 

@@ -22,6 +22,19 @@ import dspy
 from freyr_dspy.evaluation.benchmark import Benchmark, Step, StepScore
 from freyr_dspy.parsing import CONVERSATION
 
+__all__ = [
+    "INPUT_FIELDS",
+    "ROLE_METRICS",
+    "BenchmarkMetric",
+    "FeedbackMetric",
+    "GoldCall",
+    "Metric",
+    "feedback_text",
+    "gold_calls",
+    "intent_set_metric",
+    "step_example",
+]
+
 #: The program inputs of an example; everything else on it is gold data.
 INPUT_FIELDS = ("message", "conversation", "state")
 

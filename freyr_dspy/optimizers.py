@@ -34,6 +34,15 @@ from freyr_dspy.metrics import BenchmarkMetric, FeedbackMetric
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel, Sampling
 
+__all__ = [
+    "BUDGETS",
+    "OPTIMIZER_NAMES",
+    "OptimizerConfig",
+    "OptimizerName",
+    "apply_gold_demos",
+    "optimize",
+]
+
 logger = logging.getLogger(__name__)
 
 OptimizerName = Literal["labeled", "bootstrap", "bootstrap_rs", "mipro", "gepa", "simba"]

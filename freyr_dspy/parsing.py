@@ -17,6 +17,21 @@ import json_repair
 
 from freyr_dspy.tools import normalize_name
 
+__all__ = [
+    "CONVERSATION",
+    "MAX_JSON_DEPTH",
+    "MAX_NESTED_JSON",
+    "bracket_depth",
+    "load_json",
+    "match_names",
+    "parse_arguments",
+    "parse_text",
+    "split_items",
+    "strip_fences",
+    "valid_strings",
+    "valid_unicode",
+]
+
 CONVERSATION = "conversation"
 
 #: Deepest bracket nesting ``load_json`` reads. Real answers nest a few levels; hundreds of

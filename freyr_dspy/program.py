@@ -22,6 +22,8 @@ from freyr_dspy.schemas import Result, RoleModel
 from freyr_dspy.strategies import ModelFailure, Run, get_strategy
 from freyr_dspy.tools import CatalogLevel, Toolbox
 
+__all__ = ["AdapterName", "FreyrProgram", "render_conversation", "to_prediction"]
+
 logger = logging.getLogger(__name__)
 
 AdapterName = Literal["lean", "json", "chat"]

@@ -6,6 +6,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+__all__ = [
+    "MODEL_FAILURES",
+    "CallRecord",
+    "Failure",
+    "FailureKind",
+    "Outcome",
+    "Result",
+    "RoleModel",
+    "RoleUsage",
+    "Sampling",
+]
+
 
 class Outcome(BaseModel):
     """What one tool execution produced: ok + message, or an error + message."""

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+__all__ = ["DEFAULT_MODEL", "FAST_MODEL", "Settings", "default_model_cache_dir"]
+
 #: The default model of every role: capable of the task, in-process, installed by pip.
 DEFAULT_MODEL = "embedded/qwen2.5-coder-1.5b"
 #: About twice as fast, the natural student for compiling.

@@ -14,6 +14,8 @@ from typing import Any
 
 import dspy
 
+__all__ = ["dump_signature", "signature_hash", "write_signature_dumps"]
+
 
 def _type_name(annotation: Any) -> str:
     text = getattr(annotation, "__name__", None) if not hasattr(annotation, "__args__") else None

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from freyr_dspy.backends.parts import Part, PartSet
 
+__all__ = ["QWEN_CODER_0_5B_PARTS", "QWEN_CODER_1_5B_PARTS"]
+
 QWEN_CODER_0_5B_PARTS = PartSet(
     filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
     size=491_400_064,

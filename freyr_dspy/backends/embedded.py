@@ -22,6 +22,22 @@ from freyr_dspy.backends.parts import PartSet, assemble
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.settings import default_model_cache_dir
 
+__all__ = [
+    "EMBEDDED_MODELS",
+    "GGUF_PREFIX",
+    "EmbeddedModel",
+    "GgufSource",
+    "PackagedFile",
+    "PartPackages",
+    "is_installed",
+    "is_ready",
+    "model_cache_dir",
+    "model_path",
+    "register_embedded_model",
+    "shared_engine",
+    "use_model_cache",
+]
+
 #: Prefix of model ids that name a local GGUF file: ``gguf:/models/x.gguf``.
 GGUF_PREFIX = "gguf:"
 

@@ -31,6 +31,15 @@ from freyr_dspy.backends.llamacpp_tools import (
 )
 from freyr_dspy.errors import ToolUnsupportedError
 
+__all__ = [
+    "AUTO_TOOLS",
+    "DEFAULT_N_CTX",
+    "DEFAULT_PREFIX_CACHE_BYTES",
+    "MAX_N_CTX",
+    "LlamaCppEngine",
+    "tool_format_of",
+]
+
 logger = logging.getLogger(__name__)
 
 #: Context window of the embedded models: DSPy prompts with demos need far more than 512.

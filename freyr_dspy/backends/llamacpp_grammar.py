@@ -16,6 +16,8 @@ import logging
 import re
 from typing import Any
 
+__all__ = ["schema_grammar", "without_patterns"]
+
 logger = logging.getLogger(__name__)
 
 #: NOTE: llama-cpp-python's converter allows at most one space between tokens, but DSPy writes

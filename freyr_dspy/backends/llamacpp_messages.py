@@ -16,6 +16,8 @@ from dspy.lm15 import Message, Request, Response, TextPart, ToolCallPart, Usage
 from freyr_dspy.backends.llamacpp_grammar import schema_grammar
 from freyr_dspy.parsing import load_json
 
+__all__ = ["completion_kwargs", "to_openai_messages", "to_response"]
+
 _FINISH = {
     "stop": "stop",
     "length": "length",

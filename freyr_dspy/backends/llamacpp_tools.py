@@ -18,6 +18,14 @@ from typing import Any
 
 from freyr_dspy.parsing import load_json
 
+__all__ = [
+    "TEMPLATE_TOOLS",
+    "choose_with_handler",
+    "choose_with_template",
+    "parse_tool_calls",
+    "tool_results_as_user",
+]
+
 #: ``tool_chat_format`` value for models whose chat template renders tools itself.
 TEMPLATE_TOOLS = "template"
 

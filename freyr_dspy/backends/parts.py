@@ -21,6 +21,8 @@ from pathlib import Path
 
 from freyr_dspy.errors import ConfigError
 
+__all__ = ["Part", "PartSet", "assemble", "part_file"]
+
 _CHUNK = 8 * 1024 * 1024
 _assembly_lock = threading.Lock()
 

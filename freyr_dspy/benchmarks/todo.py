@@ -25,6 +25,17 @@ from freyr_dspy.evaluation.benchmark import Episode, EvalOptions, Step, StepScor
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
 
+__all__ = [
+    "TEST_ROWS",
+    "TRAINSET_FILE",
+    "GoldCall",
+    "TodoBenchmark",
+    "TodoRow",
+    "apply_calls",
+    "load_rows",
+    "row_step",
+]
+
 TRAINSET_FILE = "todo.jsonl"
 
 

@@ -15,6 +15,8 @@ import click
 
 from freyr_dspy.errors import ConfigError, DataError, FreyrError
 
+__all__ = ["cli", "main"]
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")

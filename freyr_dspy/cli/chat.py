@@ -21,6 +21,8 @@ from freyr_dspy.cli.run import load_state_file, make_program, program_options, r
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
 
+__all__ = ["PROMPT", "ChatSession", "chat"]
+
 PROMPT = "you> "
 
 

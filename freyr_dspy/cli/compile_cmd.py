@@ -16,6 +16,8 @@ from freyr_dspy.cli._common import echo_json, json_option, make_settings, model_
 from freyr_dspy.compiler import CompileReport, EvalSummary
 from freyr_dspy.errors import ConfigError, UnknownRoleError
 
+__all__ = ["command", "parse_options"]
+
 
 @click.command("compile")
 @click.option("--benchmark", "benchmark_name", required=True, help="Registered benchmark name.")

@@ -25,6 +25,8 @@ from freyr_dspy.evaluation import (
     write_json,
 )
 
+__all__ = ["benchmark_options", "checkpoint_path", "command"]
+
 
 def _csv(value: str | None) -> tuple[str, ...]:
     return tuple(v.strip() for v in (value or "").split(",") if v.strip())

@@ -11,6 +11,8 @@ from freyr_dspy.backends.embedded import model_cache_dir
 from freyr_dspy.cli._common import echo_json, json_option
 from freyr_dspy.settings import DEFAULT_MODEL, FAST_MODEL
 
+__all__ = ["models"]
+
 
 @click.command()
 @json_option

@@ -21,6 +21,16 @@ from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
 from freyr_dspy.settings import Settings
 
+__all__ = [
+    "F",
+    "load_program",
+    "load_state_file",
+    "make_program",
+    "program_options",
+    "render_result",
+    "run",
+]
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 

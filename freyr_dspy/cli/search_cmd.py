@@ -14,6 +14,8 @@ import click
 
 from freyr_dspy.cli._common import echo_json, json_option, make_settings
 
+__all__ = ["command"]
+
 
 def _space_options(func: Any) -> Any:
     for option in reversed(

@@ -9,6 +9,8 @@ import click
 from freyr_dspy.cli._common import make_settings
 from freyr_dspy.signature_dump import write_signature_dumps
 
+__all__ = ["dump", "signatures"]
+
 
 @click.group()
 def signatures() -> None:

@@ -12,6 +12,8 @@ from pydantic import BaseModel
 from freyr_dspy.errors import UnknownNameError
 from freyr_dspy.tools import Toolbox
 
+__all__ = ["Domain", "StateRenderer", "render_json_state"]
+
 StateRenderer = Callable[[Any], str]
 
 

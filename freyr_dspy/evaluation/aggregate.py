@@ -27,6 +27,20 @@ from freyr_dspy.evaluation.stats import (
 )
 from freyr_dspy.evaluation.units import UnitResult
 
+__all__ = [
+    "ALL_CASES",
+    "BASELINE",
+    "METRICS",
+    "StepKey",
+    "aggregate_benchmark",
+    "case_metrics",
+    "failure_counts",
+    "run_metrics",
+    "step_diagnostics",
+    "token_ratios",
+    "wilcoxon_table",
+]
+
 #: The metrics of the table, in column order (see ``run_metrics``).
 METRICS: tuple[str, ...] = ("steps_pct", "tokens_in", "tokens_out", "seconds")
 ALL_CASES = "all"

@@ -17,6 +17,18 @@ import dspy
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.registry import Registry
 
+__all__ = [
+    "BENCHMARKS",
+    "Benchmark",
+    "Episode",
+    "EvalOptions",
+    "Step",
+    "StepScore",
+    "get_benchmark",
+    "load_all",
+    "register_benchmark",
+]
+
 
 @dataclass(frozen=True)
 class Step:

@@ -21,6 +21,8 @@ from typing import IO, Any
 from freyr_dspy.errors import ConfigError, DataError
 from freyr_dspy.evaluation.units import UnitKey, UnitResult
 
+__all__ = ["FORMAT", "VERSION", "Checkpoint"]
+
 logger = logging.getLogger(__name__)
 
 FORMAT = "freyr-eval-checkpoint"

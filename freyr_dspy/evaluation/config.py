@@ -19,6 +19,8 @@ from typing import Any, Literal
 from freyr_dspy.evaluation.benchmark import EvalOptions
 from freyr_dspy.settings import DEFAULT_MODEL, Settings
 
+__all__ = ["EXTRA_OPTIONS", "PAPER_SAMPLING", "EvalConfig", "Mode"]
+
 Mode = Literal["bootstrap", "iterative"]
 
 #: The FREYR paper's sampling (temperature 0.8, top-p 0.6): runs must differ to be worth

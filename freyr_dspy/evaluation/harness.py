@@ -23,6 +23,8 @@ from freyr_dspy.evaluation.plan import Plan, Unit, build_program, make_plan
 from freyr_dspy.evaluation.runner import StepRecord, run_episode
 from freyr_dspy.evaluation.units import UnitKey, UnitResult
 
+__all__ = ["Evaluation", "Progress", "evaluate", "run_unit"]
+
 logger = logging.getLogger(__name__)
 
 #: Called with (finished units, total units) at the start and after every unit.

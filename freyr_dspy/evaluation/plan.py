@@ -22,6 +22,16 @@ from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel, Sampling
 from freyr_dspy.strategies import get_strategy, load_strategies
 
+__all__ = [
+    "Contestant",
+    "Plan",
+    "Unit",
+    "build_program",
+    "make_plan",
+    "resolve_assignment",
+    "seeded",
+]
+
 logger = logging.getLogger(__name__)
 
 

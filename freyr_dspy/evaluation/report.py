@@ -18,6 +18,17 @@ from freyr_dspy._files import write_text_atomic
 from freyr_dspy.evaluation.aggregate import ALL_CASES, METRICS, aggregate_benchmark
 from freyr_dspy.evaluation.harness import Evaluation
 
+__all__ = [
+    "MAX_DIAGNOSTIC_LINES",
+    "clean_json",
+    "flatten_scalars",
+    "format_interval",
+    "format_table",
+    "render_text",
+    "report_data",
+    "write_json",
+]
+
 _HEADERS = {
     "steps_pct": "Steps %",
     "tokens_in": "Tokens in/step",

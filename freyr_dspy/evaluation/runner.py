@@ -10,6 +10,8 @@ from freyr_dspy.evaluation.benchmark import Benchmark, Episode, StepScore
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Failure, Result
 
+__all__ = ["StepRecord", "run_episode"]
+
 
 @dataclass(frozen=True)
 class StepRecord:

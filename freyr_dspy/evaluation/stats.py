@@ -17,6 +17,17 @@ from typing import Any
 
 from scipy import stats as scipy_stats
 
+__all__ = [
+    "Interval",
+    "bonferroni",
+    "levenshtein",
+    "mean_ci",
+    "ratio",
+    "variance_across_inputs",
+    "variance_across_runs",
+    "wilcoxon_paired",
+]
+
 
 @dataclass(frozen=True)
 class Interval:

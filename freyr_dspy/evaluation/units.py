@@ -11,6 +11,8 @@ from typing import Any
 
 from freyr_dspy.evaluation.runner import StepRecord
 
+__all__ = ["UnitKey", "UnitResult"]
+
 
 @dataclass(frozen=True, order=True)
 class UnitKey:

@@ -19,6 +19,8 @@ from dspy.utils.exceptions import AdapterParseError
 from freyr_dspy.contracts import Contract, with_contract
 from freyr_dspy.parsing import valid_unicode
 
+__all__ = ["Role"]
+
 logger = logging.getLogger(__name__)
 
 

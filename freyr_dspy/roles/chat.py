@@ -9,6 +9,8 @@ import dspy
 from freyr_dspy.parsing import parse_text
 from freyr_dspy.roles.base import Role
 
+__all__ = ["ChatResponder", "ChatSignature"]
+
 
 class ChatSignature(dspy.Signature):
     """Reply to the user's message without using any tool.

@@ -15,6 +15,8 @@ from freyr_dspy.contracts import Contract, names_schema
 from freyr_dspy.parsing import CONVERSATION, split_items
 from freyr_dspy.roles.base import Role
 
+__all__ = ["IntentClassifier", "IntentSignature", "intent_contract"]
+
 
 class IntentSignature(dspy.Signature):
     """Decide which tools must run to fulfil the user's latest message.

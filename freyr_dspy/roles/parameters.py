@@ -18,6 +18,15 @@ from freyr_dspy.roles.base import Role
 from freyr_dspy.tools import Tool
 from freyr_dspy.tools.schema import inline_refs
 
+__all__ = [
+    "GIVE_UP",
+    "ParameterFiller",
+    "ParametersSignature",
+    "give_up_feedback",
+    "gives_up",
+    "parameters_contract",
+]
+
 #: What a model writes instead of arguments when no change of them can fix the last error
 #: (FREYR's ``OpError`` opt-out). It is offered only in the feedback of a failed attempt.
 GIVE_UP = "give_up"

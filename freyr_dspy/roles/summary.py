@@ -9,6 +9,8 @@ import dspy
 from freyr_dspy.parsing import parse_text
 from freyr_dspy.roles.base import Role
 
+__all__ = ["Summarizer", "SummarySignature"]
+
 
 class SummarySignature(dspy.Signature):
     """Tell the user, in one short message, what was done for their request.

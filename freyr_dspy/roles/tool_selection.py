@@ -25,6 +25,16 @@ from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
 from freyr_dspy.tools import Toolbox, normalize_name
 
+__all__ = [
+    "Assessment",
+    "ToolSelectionSignature",
+    "ToolSelector",
+    "assess",
+    "parse_assessment",
+    "render_selection_catalog",
+    "selection_contract",
+]
+
 _END = re.compile(r"assessment\s+(?:is\s+)?finished", re.I)
 _BULLET = re.compile(r"^\s*(?:[-*•+>]|\d+[.)])\s+")
 # "--", en/em dashes, ":", "->", "=>", "→", "=", "|" or a lone " - " between name and verdict.

@@ -17,6 +17,8 @@ from freyr_dspy.search.objective import build_program
 from freyr_dspy.search.result import SearchResult, TrialSummary
 from freyr_dspy.settings import Settings
 
+__all__ = ["compile_best"]
+
 logger = logging.getLogger(__name__)
 
 

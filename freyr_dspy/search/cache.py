@@ -16,6 +16,8 @@ from typing import Any
 
 from freyr_dspy._files import write_text_atomic
 
+__all__ = ["EvaluationCache"]
+
 logger = logging.getLogger(__name__)
 
 

@@ -19,6 +19,8 @@ from freyr_dspy.search.objective import DemoFn
 from freyr_dspy.search.space import TrialConfig
 from freyr_dspy.settings import Settings
 
+__all__ = ["hold_out", "labeled_demo_fn", "step_ids"]
+
 
 def labeled_demo_fn(
     benchmark: Benchmark,

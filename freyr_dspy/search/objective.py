@@ -28,6 +28,19 @@ from freyr_dspy.search.space import SearchSpace, TrialConfig, TrialPicker, sugge
 if TYPE_CHECKING:
     from optuna.trial import Trial
 
+__all__ = [
+    "LOST_REASONS",
+    "OBJECTIVES",
+    "DemoFn",
+    "Direction",
+    "Evaluation",
+    "Objective",
+    "build_program",
+    "evaluate",
+    "summarise",
+    "worker_id",
+]
+
 logger = logging.getLogger(__name__)
 
 #: Objective name -> Optuna direction.

@@ -24,6 +24,8 @@ from freyr_dspy.search.result import SearchResult, TrialSummary
 if TYPE_CHECKING:
     from optuna import Study
 
+__all__ = ["format_table", "pareto_rows", "write_plots", "write_report"]
+
 logger = logging.getLogger(__name__)
 
 _COLUMNS = ("trial", "state", "baseline", "cached")

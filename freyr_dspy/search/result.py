@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from optuna import Study
     from optuna.trial import FrozenTrial
 
+__all__ = ["SearchResult", "TrialSummary", "collect_result"]
+
 
 @dataclass(frozen=True)
 class TrialSummary:

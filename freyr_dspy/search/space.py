@@ -24,6 +24,25 @@ from freyr_dspy.settings import DEFAULT_MODEL
 if TYPE_CHECKING:
     from optuna.trial import Trial
 
+__all__ = [
+    "ALL_ROLES",
+    "TEMPERATURE_STEP",
+    "TOP_K_PROVIDERS",
+    "TOP_P_STEP",
+    "BaselinePicker",
+    "Picker",
+    "SearchSpace",
+    "TrialConfig",
+    "TrialPicker",
+    "baseline",
+    "parse_bounds",
+    "parse_candidates",
+    "parse_numbers",
+    "space_digest",
+    "suggest",
+    "supports_top_k",
+]
+
 #: Candidate-list key that applies to every role without a list of its own.
 ALL_ROLES = "*"
 

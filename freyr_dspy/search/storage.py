@@ -26,6 +26,17 @@ from freyr_dspy.errors import ConfigError
 if TYPE_CHECKING:
     from optuna.storages import BaseStorage, RDBStorage
 
+__all__ = [
+    "GRACE_PERIOD",
+    "HEARTBEAT_INTERVAL",
+    "MAX_STALE_RETRIES",
+    "fail_dead_local_trials",
+    "open_storage",
+    "redact",
+    "storage_url",
+    "with_driver",
+]
+
 logger = logging.getLogger(__name__)
 
 #: Seconds between heartbeats of a running trial on an RDB, and before a silent one is stale.

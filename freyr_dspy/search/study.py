@@ -30,6 +30,22 @@ if TYPE_CHECKING:
     from optuna import Study
     from optuna.trial import FrozenTrial
 
+__all__ = [
+    "CACHE_DIR",
+    "Callback",
+    "as_space",
+    "check_objectives",
+    "default_study_name",
+    "evaluation_inputs",
+    "finished_trials",
+    "load_episodes",
+    "open_study",
+    "prepare_study",
+    "run_trials",
+    "search_assignments",
+    "validate_space",
+]
+
 logger = logging.getLogger(__name__)
 
 Callback = Callable[[Any, Any], None]

@@ -28,6 +28,16 @@ if TYPE_CHECKING:
     from freyr_dspy.schemas import RoleModel
     from freyr_dspy.tools import CatalogLevel
 
+__all__ = [
+    "FunctionStrategy",
+    "ModelFailure",
+    "ProgramView",
+    "Run",
+    "Strategy",
+    "has_lm",
+    "unknown_tools_failure",
+]
+
 
 class Strategy(Protocol):
     """A way of composing roles into one program call."""

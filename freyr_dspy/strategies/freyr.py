@@ -13,6 +13,19 @@ from freyr_dspy.roles.intent import intent_contract
 from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies.base import FunctionStrategy, Run, has_lm, unknown_tools_failure
 
+__all__ = [
+    "CONVERSATION_TOOL",
+    "FREYR",
+    "MAX_INTENTS",
+    "chat",
+    "confirm_intents",
+    "copies_catalog",
+    "exhausted_failure",
+    "recognise_intents",
+    "run_freyr",
+    "summarise",
+]
+
 CONVERSATION_TOOL = {CONVERSATION: "reply without any tool: chat, clarify, or suggest"}
 
 #: Most tool calls one request may plan: a tiny model that loops on a name must not run away.

@@ -28,6 +28,16 @@ from freyr_dspy.strategies.freyr import recognise_intents
 from freyr_dspy.strategies.nlt import act_and_reply, select_tools, selection_failure
 from freyr_dspy.tools import Toolbox
 
+__all__ = [
+    "GATED",
+    "INNER_STRATEGIES",
+    "Selection",
+    "needs_fallback",
+    "open_gate",
+    "run_gated",
+    "select_through_gate",
+]
+
 logger = logging.getLogger(__name__)
 
 INNER_STRATEGIES = ("freyr", "nlt")

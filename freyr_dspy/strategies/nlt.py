@@ -23,6 +23,8 @@ from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies.base import FunctionStrategy, Run, unknown_tools_failure
 from freyr_dspy.strategies.freyr import chat, exhausted_failure, summarise
 
+__all__ = ["NLT", "act_and_reply", "run_nlt", "select_tools", "selection_failure"]
+
 logger = logging.getLogger(__name__)
 
 

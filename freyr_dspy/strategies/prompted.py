@@ -15,6 +15,8 @@ from freyr_dspy.schemas import CallRecord, Failure, Result
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies.base import FunctionStrategy, Run
 
+__all__ = ["MAX_CALL_TURNS", "PROMPTED", "run_prompted"]
+
 #: Turns beyond the retry budget: enough for several calls in a row, bounded for small models.
 MAX_CALL_TURNS = 4
 

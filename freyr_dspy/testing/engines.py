@@ -21,6 +21,16 @@ from dspy.lm15 import Message, Request, Response, TextPart, ToolCallPart, Usage,
 
 from freyr_dspy.errors import FakeLMError
 
+__all__ = [
+    "Answer",
+    "FakeCall",
+    "FakeEngine",
+    "FunctionLM",
+    "ScriptedLM",
+    "format_outputs",
+    "read_call",
+]
+
 __test__ = False  # not a test module, whatever pytest's collection rules say
 
 _SECTION = re.compile(r"\[\[ ## (\w+) ## \]\]\n?(.*?)(?=\n*\[\[ ## \w+ ## \]\]|\Z)", re.S)

@@ -14,6 +14,8 @@ from typing import Any
 
 from freyr_dspy.testing.engines import Answer, FakeCall, FakeEngine
 
+__all__ = ["RulesLM"]
+
 
 class RulesLM(FakeEngine):
     """Answer every built-in role with keyword rules."""

@@ -16,6 +16,8 @@ from typing import Any
 
 from freyr_dspy.tools.schema import schema_types
 
+__all__ = ["coerce", "match_choice", "match_names"]
+
 _NO = object()  # "cannot convert": the value goes on unchanged and fails validation
 _TRUE, _FALSE = {"true", "yes", "on", "1"}, {"false", "no", "off", "0"}
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+__all__ = ["doc_summary", "parse_args_section"]
+
 
 def doc_summary(doc: str) -> str:
     """Return the docstring without its Google-style sections."""

@@ -12,6 +12,8 @@ import dspy
 
 from freyr_dspy.errors import ConfigError
 
+__all__ = ["dspy_parts"]
+
 
 def dspy_parts(tool: dspy.Tool) -> tuple[str, str, dict[str, Any], Callable[..., Any]]:
     """Return a ``dspy.Tool``'s name, description, arguments schema and a sync caller.

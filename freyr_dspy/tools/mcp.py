@@ -21,6 +21,8 @@ from typing import Any, TypeVar
 
 from freyr_dspy.errors import ConfigError, FreyrError
 
+__all__ = ["McpConnection", "mcp_tools", "server_parameters"]
+
 try:
     import mcp_types
     from mcp import Client, StdioServerParameters

@@ -14,6 +14,8 @@ from typing import Any
 from freyr_dspy.errors import ConfigError, did_you_mean
 from freyr_dspy.tools.tool import Tool
 
+__all__ = ["tools_from_openai"]
+
 
 def tools_from_openai(
     specs: Iterable[Mapping[str, Any]],

@@ -17,6 +17,19 @@ from jsonschema import Draft202012Validator, SchemaError, validators
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.tools.parameter import ToolParameter
 
+__all__ = [
+    "JSON_TYPES",
+    "TYPE_ALIASES",
+    "argument_path",
+    "describe_type",
+    "inline_refs",
+    "main_type",
+    "normalize_schema",
+    "parameters_from_schema",
+    "resolve",
+    "schema_types",
+]
+
 JSON_TYPES = ("string", "integer", "number", "boolean", "array", "object", "null")
 
 #: Habitual type names -> JSON Schema types; ``None`` means any value (the type is dropped).

@@ -28,6 +28,15 @@ if TYPE_CHECKING:
 
     from freyr_dspy.tools.mcp import McpConnection
 
+__all__ = [
+    "CatalogLevel",
+    "Execution",
+    "Toolbox",
+    "normalize_name",
+    "recorded_outcome",
+    "render_tool_spec",
+]
+
 logger = logging.getLogger(__name__)
 
 CatalogLevel = Literal["names", "brief", "full"]

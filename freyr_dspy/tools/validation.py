@@ -16,6 +16,8 @@ from freyr_dspy.errors import ToolError
 from freyr_dspy.tools.coercion import coerce
 from freyr_dspy.tools.schema import argument_path, describe_type, inline_refs
 
+__all__ = ["ArgumentSchema"]
+
 _SHOWN = 60  # longest given value quoted back in a message
 _MESSAGE = 120  # longest validator message passed on
 

@@ -40,6 +40,15 @@ from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies.base import FunctionStrategy, Run
 from freyr_dspy.tools import Tool, Toolbox, normalize_name
 
+__all__ = [
+    "BACKWARD",
+    "CANDIDATES",
+    "MAX_MISSING_PER_CALL",
+    "NONE",
+    "rank_candidates",
+    "run_backward",
+]
+
 #: APIs offered to ``supporting_call`` for one missing value.
 CANDIDATES = 8
 #: Missing parameters followed up per call (a tiny model may call every parameter missing).

@@ -42,6 +42,8 @@ from freyr_dspy.evaluation.benchmark import (
 )
 from freyr_dspy.program import FreyrProgram
 
+__all__ = ["CALLNAVI_BENCHMARK", "TRAINSET_FILE", "CallNaviBenchmark", "gold_call_list"]
+
 TRAINSET_FILE = "callnavi.jsonl"
 
 

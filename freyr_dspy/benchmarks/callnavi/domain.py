@@ -25,6 +25,15 @@ from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.tools import Toolbox
 
+__all__ = [
+    "CALLNAVI",
+    "CallNaviProgram",
+    "CallNaviState",
+    "domain_toolbox",
+    "render_state",
+    "state_toolbox",
+]
+
 
 class CallNaviState(BaseModel):
     """Which CallNavi domain a question belongs to, and (after a call) the planned calls."""

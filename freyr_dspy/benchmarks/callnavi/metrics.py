@@ -31,6 +31,27 @@ from freyr_dspy.benchmarks.callnavi.data import DIFFICULTIES, PLACEHOLDER
 from freyr_dspy.evaluation.stats import levenshtein
 from freyr_dspy.parsing import load_json
 
+__all__ = [
+    "PAPER_DENOMINATORS",
+    "ast_match",
+    "ast_match_strict",
+    "by_difficulty",
+    "canonical_output",
+    "election_stability",
+    "levenshtein_stability",
+    "normalise_calls",
+    "order_match",
+    "routing_match",
+    "routing_match_strict",
+    "routing_normalise",
+    "stability_text",
+    "structure_match",
+    "structure_match_strict",
+    "syntax_valid",
+    "syntax_valid_strict",
+    "values_match",
+]
+
 #: The denominators ``Judge_para.py`` hard-codes (the paper's counts; the data has 187/86).
 PAPER_DENOMINATORS = {"easy": 456, "medium": 188, "hard": 85, "all": 729}
 

@@ -16,6 +16,8 @@ from freyr_dspy.benchmarks.callnavi.data import PLACEHOLDER
 from freyr_dspy.gold import GoldContext, register_gold_answer
 from freyr_dspy.testing import Answer, FakeCall
 
+__all__: list[str] = []  # registers gold answers when imported; exports nothing
+
 _CALL_NAME = re.compile(r"call \d+:\s*([\w.-]+)\s*\(")
 _SPEC_NAME = re.compile(r"^\s*-?\s*([\w.-]+)\s*\(")
 _NEEDED = re.compile(r"for the call ([\w.-]+)")

@@ -23,6 +23,18 @@ from freyr_dspy.schemas import CallRecord, Failure, Outcome, Result
 from freyr_dspy.strategies.base import Run
 from freyr_dspy.tools import Toolbox, recorded_outcome
 
+__all__ = [
+    "MAX_CALLS",
+    "api_toolbox",
+    "catalog_level",
+    "fill_call",
+    "finish",
+    "last_raw_output",
+    "plan_text",
+    "resolve_names",
+    "resolve_written",
+]
+
 #: Most calls one plan may hold: the benchmark's longest gold plan has 5, and a tiny model
 #: that loops on a name must not pay for more.
 MAX_CALLS = 5

@@ -16,6 +16,8 @@ from typing import Any
 
 from freyr_dspy.benchmarks.callnavi.data import PLACEHOLDER, CallNaviDomain, Question
 
+__all__ = ["UNANSWERABLE", "QualityFlag", "flags_by_question", "padding_irregular", "quality_flags"]
+
 
 @dataclass(frozen=True)
 class QualityFlag:

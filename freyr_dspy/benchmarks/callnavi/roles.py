@@ -29,6 +29,27 @@ from freyr_dspy.parsing import load_json, parse_arguments, parse_text, split_ite
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
 
+__all__ = [
+    "CALLNAVI_ROLES",
+    "CallParameterFiller",
+    "CallParametersSignature",
+    "FinalCallPicker",
+    "FinalCallSignature",
+    "MissingInputsFinder",
+    "MissingInputsSignature",
+    "Router",
+    "RouterSignature",
+    "SingleCallSignature",
+    "SingleCaller",
+    "SupportingCallPicker",
+    "SupportingCallSignature",
+    "final_call_contract",
+    "missing_inputs_contract",
+    "read_call_list",
+    "router_contract",
+    "supporting_call_contract",
+]
+
 
 class SingleCallSignature(dspy.Signature):
     """Answer the question by planning API calls from the list of APIs.

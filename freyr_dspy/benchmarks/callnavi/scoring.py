@@ -35,6 +35,16 @@ from freyr_dspy.benchmarks.callnavi.quality import UNANSWERABLE
 from freyr_dspy.evaluation.benchmark import Step, StepScore
 from freyr_dspy.schemas import Result
 
+__all__ = [
+    "BY_DIFFICULTY",
+    "OVERALL",
+    "predicted_plan",
+    "score_prediction",
+    "stability",
+    "step_metrics",
+    "summarize_records",
+]
+
 #: Metrics reported per difficulty and macro-averaged; the others only overall.
 BY_DIFFICULTY = ("ast", "routing", "ast_strict")
 OVERALL = ("routing_strict", "syntax", "syntax_strict", "structure", "structure_strict", "order")

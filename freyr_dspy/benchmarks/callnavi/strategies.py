@@ -29,6 +29,8 @@ from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies.base import FunctionStrategy, Run
 
+__all__ = ["SINGLE", "TWO_STEP", "run_single", "run_two_step"]
+
 
 def run_single(run: Run) -> Result:
     """One role writes the whole call list from the catalog (the paper's baseline)."""

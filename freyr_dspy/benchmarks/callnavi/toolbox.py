@@ -27,6 +27,17 @@ from typing import Any, Literal
 from freyr_dspy.benchmarks.callnavi.data import ApiSpec, CallNaviDomain
 from freyr_dspy.tools import Tool, Toolbox, ToolParameter
 
+__all__ = [
+    "MISC_LIBRARY",
+    "ApiCatalogLevel",
+    "api_tool",
+    "api_topics",
+    "derive_libraries",
+    "make_toolbox",
+    "render_api",
+    "render_catalog",
+]
+
 ApiCatalogLevel = Literal["names", "brief", "full", "paper"]
 
 MISC_LIBRARY = "misc"

@@ -22,6 +22,8 @@ from freyr_dspy.benchmarks.callnavi.data import (
 )
 from freyr_dspy.errors import DataError
 
+__all__ = ["GoldCalls", "TrainRow", "benchmark_overlap", "load_trainset"]
+
 
 class GoldCalls(BaseModel):
     """A gold call list: API names and one argument object per call."""

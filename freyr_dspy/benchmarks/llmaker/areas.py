@@ -9,6 +9,18 @@ from __future__ import annotations
 from freyr_dspy.benchmarks.llmaker.config import fail, require
 from freyr_dspy.benchmarks.llmaker.models import DIRECTIONS, Corridor, Encounter, Enemy, Level, Room
 
+__all__ = [
+    "check_cell",
+    "corridor_names",
+    "get_corridor",
+    "get_encounter",
+    "get_enemy",
+    "get_room",
+    "parse_direction",
+    "place",
+    "room_names",
+]
+
 
 def room_names(level: Level) -> str:
     """The rooms of the level as a comma-separated list ("none" when empty)."""

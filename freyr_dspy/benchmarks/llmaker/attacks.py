@@ -18,6 +18,8 @@ from freyr_dspy.benchmarks.llmaker.config import (
 )
 from freyr_dspy.benchmarks.llmaker.models import Attack, Enemy, Level
 
+__all__ = ["AttackFunctions"]
+
 _POSITION_DOC = "4 characters, each X (yes) or O (no), e.g. XXOO"
 
 

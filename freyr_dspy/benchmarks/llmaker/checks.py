@@ -16,6 +16,33 @@ from dataclasses import dataclass, field
 from freyr_dspy.benchmarks.llmaker.config import BENCHMARK_CONFIG
 from freyr_dspy.benchmarks.llmaker.models import Corridor, Encounter, Level
 
+__all__ = [
+    "Check",
+    "IntentRule",
+    "StepCheck",
+    "all_of",
+    "always",
+    "any_of",
+    "corridor_delta",
+    "current_corridor",
+    "delta",
+    "enc",
+    "exactly",
+    "fill_room",
+    "first_enemy_hp",
+    "first_new_hp_value",
+    "first_room_first_enemy_halved",
+    "new_enemies_hp_sum",
+    "new_enemy_hp",
+    "one_new",
+    "one_treasure_each",
+    "removed_one_treasure",
+    "room_holds_enemies",
+    "several",
+    "size",
+    "unchanged",
+]
+
 Check = Callable[[Level, Level], bool]
 
 

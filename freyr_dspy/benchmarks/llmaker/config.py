@@ -14,6 +14,17 @@ from typing import NoReturn
 
 from freyr_dspy.errors import ToolError
 
+__all__ = [
+    "BENCHMARK_CONFIG",
+    "PUBLIC_CONFIG",
+    "VALIDATION_PREFIX",
+    "LevelConfig",
+    "fail",
+    "require",
+    "require_range",
+    "require_text",
+]
+
 #: Prefix of every domain validation message (the original dispatcher's wording).
 VALIDATION_PREFIX = "Domain validation error: "
 

@@ -26,6 +26,8 @@ from freyr_dspy.benchmarks.llmaker.geometry import (
 )
 from freyr_dspy.benchmarks.llmaker.models import OPPOSITE, Corridor, Encounter, Level, Room, Slots
 
+__all__ = ["CorridorFunctions"]
+
 
 class CorridorFunctions:
     """The corridor-editing tools; the level arrives through ``state``."""

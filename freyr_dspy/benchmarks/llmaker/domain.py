@@ -26,6 +26,8 @@ from freyr_dspy.benchmarks.llmaker.render import render_original, render_rich
 from freyr_dspy.domains import Domain, register_domain
 from freyr_dspy.tools import Toolbox
 
+__all__ = ["LLMAKER"]
+
 
 def _toolbox() -> Toolbox:
     return make_toolbox()

@@ -30,6 +30,8 @@ from freyr_dspy.benchmarks.llmaker.models import (
     Treasure,
 )
 
+__all__ = ["EntityFunctions"]
+
 
 class EntityFunctions:
     """The entity-editing tools; the level arrives through ``state``."""

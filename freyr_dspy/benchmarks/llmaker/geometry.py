@@ -12,6 +12,17 @@ from collections.abc import Iterable
 from freyr_dspy.benchmarks.llmaker.config import fail
 from freyr_dspy.benchmarks.llmaker.models import OFFSETS, Corridor, Level
 
+__all__ = [
+    "Point",
+    "check_free",
+    "check_move",
+    "corridor_cells",
+    "inner_corridors",
+    "reachable",
+    "shift",
+    "step",
+]
+
 Point = tuple[int, int]
 
 

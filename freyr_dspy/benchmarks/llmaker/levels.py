@@ -17,6 +17,8 @@ from pydantic import ValidationError
 from freyr_dspy.benchmarks.llmaker.models import Level
 from freyr_dspy.errors import DataError
 
+__all__ = ["dumps_level", "load_level", "read_level", "write_level"]
+
 
 def load_level(data: Any, *, source: str = "<level>", line: int | None = None) -> Level:
     """Validate level data (the parsed JSON of a level file).

@@ -14,6 +14,25 @@ from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
+__all__ = [
+    "DIRECTIONS",
+    "ENTITY_LISTS",
+    "OFFSETS",
+    "OPPOSITE",
+    "Attack",
+    "Corridor",
+    "Direction",
+    "Encounter",
+    "Enemy",
+    "Entity",
+    "EntityType",
+    "Level",
+    "Room",
+    "Slots",
+    "Trap",
+    "Treasure",
+]
+
 Direction = Literal["north", "south", "east", "west"]
 EntityType = Literal["enemy", "trap", "treasure"]
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from freyr_dspy.benchmarks.llmaker.models import DIRECTIONS, Corridor, Encounter, Enemy, Level, Room
 
+__all__ = ["render_original", "render_rich"]
+
 _TYPES = (("enemy", "enemies"), ("trap", "traps"), ("treasure", "treasures"))
 
 

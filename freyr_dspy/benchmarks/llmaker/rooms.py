@@ -28,6 +28,8 @@ from freyr_dspy.benchmarks.llmaker.models import (
     Slots,
 )
 
+__all__ = ["RoomFunctions"]
+
 
 class RoomFunctions:
     """The room-editing tools; the level arrives through ``state``."""

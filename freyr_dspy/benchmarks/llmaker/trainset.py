@@ -33,6 +33,17 @@ from freyr_dspy.evaluation.benchmark import Episode, Step
 from freyr_dspy.parsing import CONVERSATION
 from freyr_dspy.tools import Toolbox
 
+__all__ = [
+    "ASSERTIONS",
+    "TRAINSET_FILE",
+    "Expected",
+    "GoldCall",
+    "TrainRow",
+    "check_row",
+    "load_trainset",
+    "train_episodes",
+]
+
 TRAINSET_FILE = "llmaker.jsonl"
 ASSERTIONS = TypeAdapter(list[Assertion])
 

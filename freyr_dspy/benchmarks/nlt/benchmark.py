@@ -41,6 +41,8 @@ from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
 from freyr_dspy.tools import normalize_name
 
+__all__ = ["PROMPT_CHOICES", "NltBenchmark"]
+
 PROMPT_CHOICES = ("signature", "paper")
 _FUNCTION_NAMING = {"native", "prompted"}
 _PAPER_PROMPT = {"nlt": "nlt", "native": "structured", "prompted": "structured"}

@@ -18,6 +18,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from freyr_dspy.errors import ConfigError, DataError
 
+__all__ = [
+    "NLT_FOLDER",
+    "NltInput",
+    "Scenario",
+    "TopicTool",
+    "TrainRow",
+    "function_name",
+    "load_scenario",
+    "load_trainset",
+    "scenario_path",
+    "with_tool_descriptions",
+]
+
 #: Sub-folder of the data directory that holds the scenario files.
 NLT_FOLDER = "nlt"
 

@@ -21,6 +21,8 @@ from freyr_dspy.errors import ConfigError
 from freyr_dspy.settings import Settings
 from freyr_dspy.tools import Tool, Toolbox
 
+__all__ = ["SCENARIOS", "Naming", "load", "make_domain", "make_toolbox"]
+
 Naming = Literal["topic", "function"]
 
 SCENARIOS = ("alex", "sage")

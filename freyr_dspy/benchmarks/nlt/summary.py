@@ -15,6 +15,8 @@ from typing import Any
 
 from freyr_dspy.evaluation.stats import variance_across_inputs, variance_across_runs
 
+__all__ = ["BASELINE", "strategy_summary", "summarize_records"]
+
 BASELINE = "native"
 
 
