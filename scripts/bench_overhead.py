@@ -29,7 +29,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
 import dspy
 
-from freyr_dspy.adapters import FreyrJSONAdapter
+from freyr_dspy.adapters import make_adapter
 from freyr_dspy.backends.embedded import shared_engine
 from freyr_dspy.domains import Domain
 from freyr_dspy.program import FreyrProgram
@@ -105,12 +105,18 @@ class Timers:
         return lambda: setattr(owner, attribute, original)
 
 
+#: The adapter class of the program measured (FreyrProgram's default, ``lean``).
+ADAPTER = type(make_adapter("lean"))
+
+
 @contextmanager
 def timed_layers(timers: Timers) -> Iterator[None]:
     """Time DSPy's adapter, DSPy's LM call and the fake engine while the block runs."""
     restore = [
-        timers.wrap(FreyrJSONAdapter, "format", "adapter"),
-        timers.wrap(FreyrJSONAdapter, "parse", "adapter"),
+        # NOTE: DSPy wraps format/parse in every Adapter subclass, so the class the program
+        # really uses is the one to time (patching a base class would time nothing).
+        timers.wrap(ADAPTER, "format", "adapter"),
+        timers.wrap(ADAPTER, "parse", "adapter"),
         timers.wrap(dspy.Predict, "__call__", "predict"),
         timers.wrap(dspy.LM, "__call__", "lm_call"),
         timers.wrap(FakeEngine, "complete", "fake"),
