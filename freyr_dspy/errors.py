@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 __all__ = [
     "ArtifactError",
@@ -26,6 +26,7 @@ __all__ = [
     "UnknownNameError",
     "UnknownRoleError",
     "did_you_mean",
+    "exception_chain",
 ]
 
 
@@ -107,3 +108,11 @@ class ToolError(FreyrError):
 
 class FakeLMError(FreyrError):
     """A fake LM was called with a prompt its script does not cover (strict by design)."""
+
+
+def exception_chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, then the exception it was raised from (``__cause__``, else ``__context__``), ..."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        yield seen
+        seen = seen.__cause__ or seen.__context__

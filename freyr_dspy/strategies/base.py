@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import dspy
 from dspy.utils.exceptions import LMError
 
-from freyr_dspy.errors import BackendError, ConfigError, FakeLMError
+from freyr_dspy.errors import BackendError, ConfigError, FakeLMError, exception_chain
 from freyr_dspy.grounding import Evidence, ground_arguments
 from freyr_dspy.roles.parameters import give_up_feedback, gives_up, parameters_contract
 from freyr_dspy.schemas import CallRecord, Failure, FailureKind, Outcome, Result, RoleUsage
@@ -315,12 +315,10 @@ def _overflowed_context(exc: BaseException) -> bool:
     """Tell whether ``exc`` (or an exception it was raised from) is a context-window overflow."""
     from litellm.exceptions import ContextWindowExceededError
 
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, ContextWindowExceededError) or _LLAMA_CPP_OVERFLOW.search(str(seen)):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
+    return any(
+        isinstance(e, ContextWindowExceededError) or _LLAMA_CPP_OVERFLOW.search(str(e))
+        for e in exception_chain(exc)
+    )
 
 
 def _cached_tokens(usage_entry: dict[str, Any]) -> int:

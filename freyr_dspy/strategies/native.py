@@ -23,7 +23,7 @@ import dspy
 
 from freyr_dspy.adapters import FreyrChatAdapter, LeanAdapter
 from freyr_dspy.contracts import Contract
-from freyr_dspy.errors import ToolUnsupportedError
+from freyr_dspy.errors import ToolUnsupportedError, exception_chain
 from freyr_dspy.parsing import valid_strings, valid_unicode
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
@@ -234,11 +234,9 @@ def _call(
 
 def _cause(exc: BaseException, kind: type[ToolUnsupportedError]) -> ToolUnsupportedError | None:
     """The first exception of type ``kind`` in the cause chain of ``exc``."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, kind):
-            return seen
-        seen = seen.__cause__ or seen.__context__
+    for raised in exception_chain(exc):
+        if isinstance(raised, kind):
+            return raised
     return None
 
 
