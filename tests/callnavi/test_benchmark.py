@@ -119,6 +119,34 @@ def test_scores_carry_every_metric_and_diagnostics(fake_lm: Install) -> None:
     assert records["pet06"].failure_kind == "unanswerable"
 
 
+@pytest.mark.parametrize("strategy", ["native", "freyr"])
+def test_generic_strategies_are_scored_on_the_calls_they_made(
+    fake_lm: Install, strategy: str
+) -> None:
+    """``native`` (the structured baseline) and ``freyr`` run over the question's catalog."""
+
+    def answer(call: FakeCall) -> Any:
+        if call.role == "native":
+            if call.tools:
+                assert "getPetList" in call.tools  # the domain's APIs
+                return {"tool_calls": [{"name": "getPetList", "args": {"ownerID": "OW-1"}}]}
+            return {"response": "Listed."}
+        return {
+            "intent": {"intents": ["getPetList"]},
+            "parameters": {"arguments": {"ownerID": "OW-1"}},
+            "summary": {"reply": "Listed."},
+        }.get(call.role)
+
+    fake_lm(answer)
+    episode = CALLNAVI_BENCHMARK.episodes(options(domains="pets", limit=1))[0]
+    (record,) = run_episode(CALLNAVI_BENCHMARK, make_program(strategy), episode)
+    assert record.success == 1.0, record.diagnostics
+    assert record.diagnostics["produced"] == {
+        "API": ["getPetList"],
+        "parameters": [{"ownerID": "OW-1"}],
+    }
+
+
 def test_failure_kinds_for_routing_and_context(fake_lm: Install) -> None:
     def answer(call: FakeCall) -> Any:
         if "OW-1" in call.inputs["question"]:

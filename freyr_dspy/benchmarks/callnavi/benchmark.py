@@ -53,12 +53,16 @@ class CallNaviBenchmark:
     name = "callnavi"
     description = "CallNavi: route to ordered API calls and fill their parameters ($$$ aware)"
 
-    #: The CallNavi strategies, plus the generic ``gated`` where that strategy is installed.
+    #: The CallNavi strategies, then the generic ones: ``native`` (the model's own function
+    #: calling over the domain's APIs, the structured baseline) and ``freyr``, plus ``gated``
+    #: where that strategy is installed. Generic strategies are scored on the calls they made.
     strategies: tuple[str, ...] = (
         "single",
         "two_step",
         "backward",
         *(("gated",) if importlib.util.find_spec("freyr_dspy.strategies.gated") else ()),
+        "native",
+        "freyr",
     )
 
     def episodes(self, options: EvalOptions) -> list[Episode]:
