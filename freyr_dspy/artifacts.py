@@ -32,6 +32,7 @@ from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel
 from freyr_dspy.settings import Settings
 from freyr_dspy.signature_dump import signature_hash
+from freyr_dspy.strategies import make_strategy
 
 if TYPE_CHECKING:
     from freyr_dspy.compiler import CompileReport
@@ -47,6 +48,7 @@ __all__ = [
     "benchmark_data_dir",
     "build_meta",
     "load",
+    "migrate_state_keys",
     "program_state",
     "read_artifact",
     "report_meta",
@@ -122,7 +124,7 @@ def build_meta(program: FreyrProgram, **fields: Any) -> ArtifactMeta:
         catalog_level=program.catalog_level,
         adapter=program.adapter,
         ground_arguments=program.ground_arguments,
-        options=program.options,
+        options=program.strategy.config(),
     )
     return ArtifactMeta(
         freyr_version=_freyr_version(),
@@ -296,6 +298,8 @@ def _rebuild(meta: ArtifactMeta, settings: Settings) -> FreyrProgram:
             program = BENCHMARKS[meta.benchmark].make_program(spec.strategy, options)
     if program is None:
         program = FreyrProgram(spec.domain, strategy=spec.strategy)
+    if program.strategy.config() != spec.options:
+        program.strategy = make_strategy(spec.strategy, **spec.options)
     if program.domain.name != spec.domain or program.strategy_name != spec.strategy:
         raise ArtifactError(
             f"artifact is for domain {spec.domain!r} / strategy "
@@ -305,7 +309,6 @@ def _rebuild(meta: ArtifactMeta, settings: Settings) -> FreyrProgram:
     program.max_retries, program.state_view = spec.max_retries, spec.state_view
     program.catalog_level, program.adapter = spec.catalog_level, spec.adapter  # type: ignore[assignment]
     program.ground_arguments = spec.ground_arguments
-    program.options = dict(spec.options)
     return program
 
 
@@ -342,6 +345,7 @@ def _check_signatures(meta: ArtifactMeta, program: FreyrProgram, path: str | Pat
 
 def _load_state(program: FreyrProgram, state: dict[str, Any], path: str | Path) -> None:
     expected = {name for name, _ in program.named_predictors()}
+    state = migrate_state_keys(state, expected)
     if set(state) != expected:
         raise ArtifactError(
             f"artifact {path} holds predictors {sorted(state)}, the program has {sorted(expected)}"
@@ -352,6 +356,21 @@ def _load_state(program: FreyrProgram, state: dict[str, Any], path: str | Path) 
         program.load_state(state)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ArtifactError(f"artifact {path} has a malformed program state: {exc!r}") from exc
+
+
+def migrate_state_keys(state: dict[str, Any], expected: set[str]) -> dict[str, Any]:
+    """Rename predictor keys of artifacts written before strategies held their roles.
+
+    Those keyed a predictor by role (``intent.predict``); the role now lives in the strategy
+    module (``strategy.intent.predict``, or ``strategy.inner.intent.predict`` under a gate).
+    A key is renamed only to the one expected key that ends with it; anything else is left
+    for the caller's check to report.
+    """
+    migrated = {}
+    for key, value in state.items():
+        matches = [name for name in expected if name.endswith(f".{key}")]
+        migrated[matches[0] if key not in expected and len(matches) == 1 else key] = value
+    return migrated
 
 
 def _assignment(

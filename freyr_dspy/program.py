@@ -1,9 +1,10 @@
-"""``FreyrProgram``: the roles of one strategy composed into a single DSPy module.
+"""``FreyrProgram``: a domain, its toolbox and one strategy module, as a single DSPy module.
 
-The roles are attributes named exactly like the role ids (``self.intent``,
-``self.parameters``, ...), so ``named_predictors()`` gives stable keys for compiled artifacts
-and Optuna parameters. ``forward`` returns a ``dspy.Prediction`` carrying the typed ``Result``
-(also available as ``prediction.result``).
+The strategy module (``self.strategy``) holds exactly the roles it calls as attributes named
+like the role ids, and a wrapping strategy holds its inner one as a sub-module, so
+``named_predictors()`` gives stable keys for compiled artifacts (``strategy.intent.predict``,
+``strategy.inner.intent.predict``). ``forward`` returns a ``dspy.Prediction`` carrying the
+typed ``Result`` (also available as ``prediction.result``).
 """
 
 from __future__ import annotations
@@ -16,10 +17,9 @@ import dspy
 
 from freyr_dspy.adapters import make_adapter
 from freyr_dspy.domains import Domain, get_domain
-from freyr_dspy.errors import UnknownRoleError
-from freyr_dspy.roles import Role, role_class
+from freyr_dspy.roles import Role
 from freyr_dspy.schemas import Result, RoleModel
-from freyr_dspy.strategies import ModelFailure, Run, get_strategy
+from freyr_dspy.strategies import ModelFailure, Run, StrategyModule, make_strategy
 from freyr_dspy.tools import CatalogLevel, Toolbox
 
 __all__ = ["AdapterName", "FreyrProgram", "render_conversation", "to_prediction"]
@@ -30,11 +30,12 @@ AdapterName = Literal["lean", "json", "chat"]
 
 
 class FreyrProgram(dspy.Module):
-    """A tool-using program: a strategy, its roles, a domain's tools and state.
+    """A tool-using program: a strategy module, a domain's tools and state.
 
     Args:
         domain: a ``Domain`` or a registered domain name.
-        strategy: a registered strategy name (``freyr``, ``nlt``, ``gated``, ...).
+        strategy: a strategy module (``Gated(inner=Nlt())``, ...) or a registered strategy
+            name (``freyr``, ``nlt``, ``gated``, ...) for its default configuration.
         toolbox: tools to use instead of the domain's own.
         max_retries: retries of a failed tool call with the error fed back (paper: 3).
         state_view: which of the domain's state renderings the roles see.
@@ -45,41 +46,41 @@ class FreyrProgram(dspy.Module):
         ground_arguments: leave out optional arguments whose values the model invented - stated
             nowhere in the message, conversation, state or earlier outcomes
             (``freyr_dspy.grounding``); each call records what it dropped.
-        options: strategy-specific settings (e.g. ``{"inner": "nlt"}`` for ``gated``).
     """
 
     def __init__(
         self,
         domain: Domain | str = "todo",
         *,
-        strategy: str = "freyr",
+        strategy: StrategyModule | str = "freyr",
         toolbox: Toolbox | None = None,
         max_retries: int = 3,
         state_view: str | None = None,
         catalog_level: CatalogLevel = "brief",
         adapter: AdapterName = "lean",
         ground_arguments: bool = True,
-        options: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
         self.domain = get_domain(domain) if isinstance(domain, str) else domain
         self.toolbox = toolbox or self.domain.make_toolbox()
-        self.strategy_name = strategy
+        self.strategy = make_strategy(strategy) if isinstance(strategy, str) else strategy
         self.max_retries = max_retries
         self.state_view = state_view
         self.catalog_level: CatalogLevel = catalog_level
         self.adapter: AdapterName = adapter
         self.ground_arguments = ground_arguments
-        self.options = dict(options or {})
         self.assignment: dict[str, RoleModel] = {}
         self.domain.renderer(state_view)  # fail early on an unknown view
-        for role in self.role_names:
-            setattr(self, role, role_class(role)())
+
+    @property
+    def strategy_name(self) -> str:
+        """The registry name of the program's strategy."""
+        return self.strategy.name
 
     @property
     def role_names(self) -> tuple[str, ...]:
         """The roles this program's strategy uses, in the strategy's order."""
-        return get_strategy(self.strategy_name).roles
+        return self.strategy.role_names
 
     def role(self, name: str) -> Role:
         """Return the module playing role ``name``.
@@ -87,16 +88,13 @@ class FreyrProgram(dspy.Module):
         Raises:
             UnknownRoleError: when the strategy has no such role.
         """
-        if name not in self.role_names:
-            raise UnknownRoleError(name, self.role_names)
-        module: Role = getattr(self, name)
-        return module
+        return self.strategy.role(name)
 
     def reset_copy(self) -> FreyrProgram:
         """Deep copy with every predictor reset (no demos, no LM).
 
-        NOTE: DSPy's own ``reset_copy`` calls ``self.parameters()``, which the role attribute
-        ``parameters`` shadows; the optimizers (LabeledFewShot, BootstrapFewShot) need this one.
+        NOTE: ``Module.deepcopy`` rather than DSPy's ``copy.deepcopy``: LM engines hold locks
+        and model handles. The optimizers (LabeledFewShot, BootstrapFewShot) call this.
         """
         new: FreyrProgram = self.deepcopy()
         for predictor in new.predictors():
@@ -150,7 +148,7 @@ class FreyrProgram(dspy.Module):
         )
         with dspy.context(adapter=_make_adapter(self.adapter)):
             try:
-                result = get_strategy(self.strategy_name).run(run)
+                result = self.strategy.run(run)
             except ModelFailure as exc:
                 logger.warning("%s", exc)
                 result = run.result("", run.intents, failure=exc.failure)

@@ -4,6 +4,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import dspy
 import pytest
@@ -14,6 +15,7 @@ from freyr_dspy.artifacts import (
     ArtifactMeta,
     build_meta,
     load,
+    migrate_state_keys,
     program_state,
     read_artifact,
     report_meta,
@@ -86,7 +88,7 @@ def test_metadata_records_the_build(compiled: tuple[FreyrProgram, Path, Settings
     assert meta.benchmark == "todo" and meta.program.strategy == "freyr"
     assert meta.optimizer is not None and meta.optimizer.name == "labeled"
     assert meta.assignment["intent"].model == "fake/skilled"
-    assert meta.signature_hashes["intent"] == signature_hash(type(program.intent).signature)
+    assert meta.signature_hashes["intent"] == signature_hash(type(program.role("intent")).signature)
     assert meta.trainset_sha256 and len(meta.trainset_sha256) == 64
     assert meta.scores.after is not None and meta.scores.before is not None
     assert meta.scores.after > meta.scores.before
@@ -102,11 +104,11 @@ def test_no_api_key_is_ever_written(tmp_path: Path) -> None:
             for r in program.role_names
         }
     )
-    assert program.intent.predict.lm.kwargs.get("api_key")  # the LM itself has one
+    assert program.role("intent").predict.lm.kwargs.get("api_key")  # the LM itself has one
     path = save(program, tmp_path / "compiled" / "remote.json")
     assert "api_key" not in path.read_text(encoding="utf-8")
     # the LMs are attached again after saving
-    assert program.intent.predict.lm is not None
+    assert program.role("intent").predict.lm is not None
 
 
 def test_other_models_than_recorded(compiled: tuple[FreyrProgram, Path, Settings]) -> None:
@@ -121,8 +123,8 @@ def test_other_models_than_recorded(compiled: tuple[FreyrProgram, Path, Settings
             "summary": RoleModel(model="fake/rules", sampling=Sampling(temperature=0.2)),
         },
     )
-    assert mixed.intent.predict.lm.model == "fake/rules"
-    assert mixed.parameters.predict.lm.model == "fake/skilled"
+    assert mixed.role("intent").predict.lm.model == "fake/rules"
+    assert mixed.role("parameters").predict.lm.model == "fake/skilled"
     assert mixed.assignment["summary"].sampling.temperature == 0.2
     with pytest.raises(UnknownRoleError):
         load(path, settings=settings, models={"planner": "fake/rules"})
@@ -173,12 +175,40 @@ def test_signature_mismatch_is_rejected(compiled: tuple[FreyrProgram, Path, Sett
 
 def test_state_that_does_not_fit_is_rejected(compiled: tuple[FreyrProgram, Path, Settings]) -> None:
     _, path, settings = compiled
-    _edit(path, lambda d: d["program"].pop("chat.predict"))
+    _edit(path, lambda d: d["program"].pop("strategy.chat.predict"))
     with pytest.raises(ArtifactError, match="holds predictors"):
         load(path, settings=settings)
-    _edit(path, lambda d: d["program"].__setitem__("chat.predict", {"demos": []}))
+    _edit(path, lambda d: d["program"].__setitem__("strategy.chat.predict", {"demos": []}))
     with pytest.raises(ArtifactError, match="malformed program state"):
         load(path, settings=settings)
+
+
+def test_artifacts_keyed_by_role_load_into_the_strategy_module(
+    compiled: tuple[FreyrProgram, Path, Settings],
+) -> None:
+    """Artifacts written before strategies held their roles keyed predictors by role alone."""
+    program, path, settings = compiled
+
+    def old_keys(document: dict[str, Any]) -> None:
+        document["program"] = {
+            key.removeprefix("strategy."): value for key, value in document["program"].items()
+        }
+
+    _edit(path, old_keys)
+    assert "intent.predict" in json.loads(path.read_text(encoding="utf-8"))["program"]
+    loaded = load(path, settings=settings)
+    demos = [dict(d) for d in program.role("intent").predict.demos]
+    assert demos and [dict(d) for d in loaded.role("intent").predict.demos] == demos
+
+
+def test_migrate_state_keys_renames_only_unambiguous_role_keys() -> None:
+    expected = {"strategy.library.predict", "strategy.inner.intent.predict"}
+    state = {"library.predict": 1, "intent.predict": 2, "summary.predict": 3}
+    assert migrate_state_keys(state, expected) == {
+        "strategy.library.predict": 1,
+        "strategy.inner.intent.predict": 2,
+        "summary.predict": 3,  # no such predictor: left for the caller to report
+    }
 
 
 def test_path_outside_the_allowed_folder(
@@ -224,4 +254,4 @@ def test_meta_is_validated(compiled: tuple[FreyrProgram, Path, Settings]) -> Non
 def test_skilled_fixture_is_shared(compiled: tuple[FreyrProgram, Path, Settings]) -> None:
     program, _, _ = compiled
     engines = {id(p.lm.engine) for p in program.predictors()}
-    assert len(engines) == 1 and isinstance(program.intent.predict.lm.engine, SkilledLM)
+    assert len(engines) == 1 and isinstance(program.role("intent").predict.lm.engine, SkilledLM)

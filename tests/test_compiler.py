@@ -71,16 +71,16 @@ def test_labeled_demos_are_gold_per_role(
     program, engine = skilled
     report = _compile(program, project(tmp_path), "labeled", max_demos=3)
     gold = engine.gold
-    intent_demos = report.program.intent.predict.demos
+    intent_demos = report.program.role("intent").predict.demos
     assert len(intent_demos) == 3
     for demo in intent_demos:
         assert demo.intents == [c["tool"] for c in gold[demo.message]] or demo.intents == [
             "conversation"
         ]
-    for demo in report.program.parameters.predict.demos:
+    for demo in report.program.role("parameters").predict.demos:
         assert demo.arguments in [c["arguments"] for c in gold[demo.message]]
     # no demo without a gold answer: chat has no gold replies in the fixture
-    assert report.program.chat.predict.demos == []
+    assert report.program.role("chat").predict.demos == []
     # varied: the intent demos do not all teach the same tool
     assert len({tuple(d.intents) for d in intent_demos}) == 3
 
@@ -104,10 +104,10 @@ def test_a_two_tool_gold_step_replays_through_confirm(tmp_path: Path) -> None:
     program = benchmark.make_program("freyr", OPTIONS)
     metric = BenchmarkMetric(benchmark, program.coerce_state)
     demos = gold_demos(program, [step_example(episode.steps[0])], metric)
-    [confirm] = demos["confirm.predict"]
+    [confirm] = demos["strategy.confirm.predict"]
     assert confirm.asked == {"add_task": True, "list_tasks": True}
     # the replay went on past the check: both calls left their parameters demo
-    assert len(demos["parameters.predict"]) == 2
+    assert len(demos["strategy.parameters.predict"]) == 2
 
 
 def test_demo_roles_and_maxlen_limit_the_demos(
@@ -117,9 +117,9 @@ def test_demo_roles_and_maxlen_limit_the_demos(
     report = _compile(
         program, project(tmp_path), "labeled", demo_roles=("intent",), demo_field_maxlen=30
     )
-    assert report.program.intent.predict.demos
-    assert all(not p.demos for p in report.program.parameters.predictors())
-    for demo in report.program.intent.predict.demos:
+    assert report.program.role("intent").predict.demos
+    assert all(not p.demos for p in report.program.role("parameters").predictors())
+    for demo in report.program.role("intent").predict.demos:
         assert len(demo.tools) <= 32 and demo.tools.endswith(" …")
         assert isinstance(demo.intents, list)  # outputs are never cut
 
@@ -213,7 +213,7 @@ def test_compile_save_load_run_on_the_embedded_default(tmp_path: Path) -> None:
         evaluate_before=False,
     )
     assert report.after.n == 1 and report.after.tokens_per_request > 0
-    assert len(report.program.intent.predict.demos) == 1
+    assert len(report.program.role("intent").predict.demos) == 1
     path = save(
         report.program,
         settings.compiled_dir / "todo.json",

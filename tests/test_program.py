@@ -14,6 +14,10 @@ from freyr_dspy.domains.example import Task, TodoState
 from freyr_dspy.errors import ConfigError, FakeLMError, UnknownRoleError
 from freyr_dspy.program import FreyrProgram, render_conversation
 from freyr_dspy.schemas import Failure, Result, RoleModel
+from freyr_dspy.strategies import StrategyModule, make_strategy, strategy_with
+from freyr_dspy.strategies.freyr import Freyr
+from freyr_dspy.strategies.gated import Gated
+from freyr_dspy.strategies.nlt import Nlt
 from freyr_dspy.testing import Answer, FakeCall, FakeEngine, FunctionLM, ScriptedLM, register_fake
 from freyr_dspy.testing import unregister_fake as _unregister
 
@@ -499,17 +503,57 @@ def test_unknown_role_in_assignment() -> None:
         FreyrProgram("todo").apply_assignment({"intnet": RoleModel(model="fake/rules")})
 
 
-def test_roles_are_attributes_with_stable_predictor_names() -> None:
+def test_roles_are_attributes_of_the_strategy_module_with_stable_predictor_names() -> None:
     program = FreyrProgram("todo")
+    assert isinstance(program.strategy, Freyr)
     assert program.role_names == ("intent", "confirm", "parameters", "summary", "chat")
     assert [name for name, _ in program.named_predictors()] == [
-        "intent.predict",
-        "confirm.predict",
-        "parameters.predict",
-        "summary.predict",
-        "chat.predict",
+        "strategy.intent.predict",
+        "strategy.confirm.predict",
+        "strategy.parameters.predict",
+        "strategy.summary.predict",
+        "strategy.chat.predict",
     ]
-    assert program.role("intent") is program.intent  # type: ignore[attr-defined]
+    assert program.role("intent") is program.strategy.intent  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("strategy", "roles"),
+    [
+        (Gated(), ("library", "intent", "parameters", "summary", "chat")),
+        (Gated(inner=Nlt()), ("library", "tool_selection", "parameters", "summary", "chat")),
+        (Gated(inner=Freyr()), ("library", "intent", "confirm", "parameters", "summary", "chat")),
+    ],
+)
+def test_gated_holds_the_gate_and_exactly_its_inner_strategys_roles(
+    strategy: Gated, roles: tuple[str, ...]
+) -> None:
+    program = FreyrProgram("todo", strategy=strategy)
+    assert program.role_names == roles
+    names = [name for name, _ in program.named_predictors()]
+    assert names[0] == "strategy.library.predict"
+    assert all(n.startswith("strategy.inner.") for n in names[1:])
+    assert program.role("library") is strategy.library  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "strategy",
+    [Freyr(), Freyr(confirm=False), Nlt(respond=False), Gated(inner="nlt", respond=False)],
+)
+def test_a_strategy_is_rebuilt_from_its_config(strategy: StrategyModule) -> None:
+    rebuilt = make_strategy(strategy.name, **strategy.config())
+    assert type(rebuilt) is type(strategy) and rebuilt.config() == strategy.config()
+    assert rebuilt.role_names == strategy.role_names
+
+
+def test_settings_a_strategy_does_not_take_are_an_error() -> None:
+    with pytest.raises(ConfigError, match="strategy 'freyr' takes no setting 'respond'"):
+        make_strategy("freyr", respond=False)
+    with pytest.raises(ConfigError, match="gated: unknown inner strategy 'native'"):
+        make_strategy("gated", inner="native")
+    # Benchmark-wide settings go to the strategies that declare them, and to no other.
+    assert strategy_with("freyr", {"respond": False, "inner": "nlt"}).config() == {}
+    assert strategy_with("nlt", {"respond": False, "inner": "nlt"}).config() == {"respond": False}
 
 
 def test_result_json_has_the_documented_keys(build: Build) -> None:
@@ -553,13 +597,13 @@ def test_program_state_survives_save_and_load(tmp_path: Path) -> None:
         state="{}",
         intents=["conversation"],
     ).with_inputs("conversation", "message", "tools", "state")
-    program.intent.predict.demos = [demo]  # type: ignore[attr-defined]
+    program.role("intent").predict.demos = [demo]
     path = tmp_path / "program.json"
     program.save(str(path))
     loaded = FreyrProgram("todo")
     loaded.load(str(path))
     assert loaded.dump_state() == program.dump_state()
-    assert loaded.intent.predict.demos[0]["intents"] == ["conversation"]  # type: ignore[attr-defined]
+    assert loaded.role("intent").predict.demos[0]["intents"] == ["conversation"]
 
 
 @pytest.mark.parametrize(

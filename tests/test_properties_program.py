@@ -120,7 +120,7 @@ def callnavi_state(rng: random.Random) -> Any:
 def build_world(strategy: str, adapter: str) -> World:
     if strategy in CALLNAVI_STRATEGIES:
         program: FreyrProgram = CallNaviProgram(
-            CALLNAVI, strategy=strategy, adapter=adapter, options={"data_dir": str(FIXTURES)}
+            CALLNAVI, strategy=strategy, adapter=adapter, data_dir=FIXTURES
         )
         vocabulary, make_state = domain_toolbox(FIXTURES, "pets").names, callnavi_state
         messages = MESSAGES["callnavi"]

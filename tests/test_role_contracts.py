@@ -144,7 +144,7 @@ def test_an_argument_schema_with_refs_is_sent_inlined() -> None:
 
 def test_compiled_demos_are_still_sent_with_the_typed_output() -> None:
     program = freyr_dspy.load(COMPILED / "llmaker.json", root=COMPILED)
-    demos = program.intent.predict.demos
+    demos = program.role("intent").predict.demos
     assert demos
     engine = fake({"intent": {"intents": ["conversation"]}, "chat": {"reply": "Hello."}})
     result = run(program, engine, "hello")
@@ -215,9 +215,7 @@ def callnavi() -> Iterator[Any]:
     def install(answers: dict[str, Any], strategy: str) -> tuple[CallNaviProgram, FunctionLM]:
         engine = fake(answers)
         register_fake("typed-callnavi", engine)
-        program = CallNaviProgram(
-            CALLNAVI, strategy=strategy, max_retries=0, options={"data_dir": str(FIXTURES)}
-        )
+        program = CallNaviProgram(CALLNAVI, strategy=strategy, max_retries=0, data_dir=FIXTURES)
         spec = RoleModel(model="fake/typed-callnavi")
         program.apply_assignment({role: spec for role in program.role_names})
         return program, engine

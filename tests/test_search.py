@@ -315,7 +315,7 @@ def test_demos_come_from_trainset_steps_the_search_does_not_evaluate(settings: S
     demos = [d for p in program.predictors() for d in p.demos]
     evaluated = {s.message for e in episodes for s in e.steps}
     assert demos and {d["message"] for d in demos if "message" in d}.isdisjoint(evaluated)
-    assert program.intent.predict.lm.model == IP  # the models survive compiling the demos
+    assert program.role("intent").predict.lm.model == IP  # the models survive compiling the demos
 
     result = run(settings, space, 4, split="dev")
     assert {t.config["num_demos"] for t in result.trials} <= {0, 1, 2}

@@ -216,10 +216,10 @@ def suggest(picker: Picker, space: SearchSpace) -> TrialConfig:
 
     The strategy is chosen first because it decides which roles need a model.
     """
-    from freyr_dspy.strategies import get_strategy
+    from freyr_dspy.strategies import strategy_roles
 
     strategy = _choose(picker, "strategy", space.strategies, space.strategies[0])
-    roles = get_strategy(strategy).roles
+    roles = strategy_roles(strategy)
     models = {
         role: _choose(picker, f"model.{role}", space.models_for(role), space.models_for(role)[0])
         for role in roles

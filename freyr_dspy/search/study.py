@@ -212,9 +212,9 @@ def validate_space(space: SearchSpace) -> None:
         UnknownModelError: for a model id no backend understands.
     """
     from freyr_dspy.backends import make_lm
-    from freyr_dspy.strategies import get_strategy
+    from freyr_dspy.strategies import strategy_roles
 
-    roles = {r for s in space.strategies for r in get_strategy(s).roles}
+    roles = {r for s in space.strategies for r in strategy_roles(s)}
     for role in space.candidates:
         if role != ALL_ROLES and role not in roles:
             raise UnknownRoleError(role, sorted(roles))

@@ -1,14 +1,26 @@
-"""Registry of strategies: name -> ``Strategy``. Each strategy declares the roles it uses."""
+"""Registry of strategies: name -> factory of a ``StrategyModule`` holding the roles it uses."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from freyr_dspy.errors import ConfigError
 from freyr_dspy.registry import Registry
-from freyr_dspy.strategies.base import FunctionStrategy, ModelFailure, Run, Strategy
-from freyr_dspy.strategies.freyr import FREYR
+from freyr_dspy.strategies.base import (
+    FunctionStrategy,
+    ModelFailure,
+    Run,
+    StrategyFactory,
+    StrategyModule,
+    accepted_config,
+    setting_names,
+)
+from freyr_dspy.strategies.freyr import Freyr
 
 #: The modules named here register further strategies when imported (kept lazy); plugins
 #: (the benchmarks' own strategies) register theirs with ``register_strategy``.
-STRATEGIES: Registry[Strategy] = Registry(
+STRATEGIES: Registry[StrategyFactory] = Registry(
     "strategy",
     (
         "freyr_dspy.strategies.native",
@@ -16,15 +28,51 @@ STRATEGIES: Registry[Strategy] = Registry(
         "freyr_dspy.strategies.nlt",
         "freyr_dspy.strategies.gated",
     ),
-    freyr=FREYR,
+    freyr=Freyr,
 )
 load_strategies = STRATEGIES.load_all
 get_strategy = STRATEGIES.get_named
 
 
-def register_strategy(strategy: Strategy) -> None:
+def register_strategy(factory: StrategyFactory) -> None:
     """Add (or replace) a strategy under its name."""
-    STRATEGIES.register(strategy.name, strategy)
+    STRATEGIES.register(factory.name, factory)
+
+
+def make_strategy(name: str, **config: Any) -> StrategyModule:
+    """A fresh strategy module of the registered strategy ``name``, built from ``config``.
+
+    Raises:
+        UnknownNameError: for a strategy nobody registered.
+        ConfigError: for a setting the strategy does not take.
+    """
+    factory = get_strategy(name)
+    unknown = sorted(set(config) - set(accepted_config(factory, config)))
+    if unknown:
+        takes = setting_names(factory)
+        raise ConfigError(
+            f"strategy {name!r} takes no setting {', '.join(map(repr, unknown))}; "
+            f"it takes: {', '.join(takes) or 'none'}"
+        )
+    return factory(**config)
+
+
+def strategy_with(name: str, settings: Mapping[str, Any]) -> StrategyModule:
+    """Strategy ``name`` built with the entries of ``settings`` its constructor takes.
+
+    For settings that apply to some strategies only, such as a benchmark's ``respond`` (NLT's)
+    or ``catalog`` (CallNavi's own strategies), given to whichever strategy is evaluated.
+
+    Raises:
+        UnknownNameError: for a strategy nobody registered.
+    """
+    factory = get_strategy(name)
+    return factory(**accepted_config(factory, settings))
+
+
+def strategy_roles(name: str) -> tuple[str, ...]:
+    """The roles strategy ``name`` calls in its default configuration."""
+    return make_strategy(name).role_names
 
 
 __all__ = [
@@ -32,8 +80,13 @@ __all__ = [
     "FunctionStrategy",
     "ModelFailure",
     "Run",
-    "Strategy",
+    "StrategyFactory",
+    "StrategyModule",
+    "accepted_config",
     "get_strategy",
     "load_strategies",
+    "make_strategy",
     "register_strategy",
+    "strategy_roles",
+    "strategy_with",
 ]

@@ -1,30 +1,42 @@
-"""The machinery every strategy shares: one ``Run`` per program call.
+"""The machinery every strategy shares: the ``StrategyModule`` and one ``Run`` per program call.
+
+A strategy is a DSPy module that holds exactly the roles it calls, as attributes named by the
+role ids (``self.intent``, ``self.parameters``, ...); a strategy that wraps another holds it as
+a sub-module (``Gated(inner=Nlt())``). Its settings are typed constructor arguments, and
+``config()`` gives them back as JSON so an artifact can rebuild the same strategy.
 
 A ``Run`` holds the request, the toolbox, the working state, the calls made and the usage of
-each role. Strategies are small functions over a ``Run``: they call roles by name and execute
-tools through it, so accounting, retries with feedback and state safety live in one place.
+each role. Strategies call roles by name and execute tools through it, so accounting, retries
+with feedback and state safety live in one place.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import dspy
 from dspy.utils.exceptions import LMError
 
-from freyr_dspy.errors import BackendError, ConfigError, FakeLMError, exception_chain
+from freyr_dspy.errors import (
+    BackendError,
+    ConfigError,
+    FakeLMError,
+    UnknownRoleError,
+    exception_chain,
+)
 from freyr_dspy.grounding import Evidence, ground_arguments
+from freyr_dspy.roles import Role, role_class
 from freyr_dspy.roles.parameters import give_up_feedback, gives_up, parameters_contract
 from freyr_dspy.schemas import CallRecord, Failure, FailureKind, Outcome, Result, RoleUsage
 from freyr_dspy.tools import Toolbox
 from freyr_dspy.tools.toolbox import render_tool_spec
 
 if TYPE_CHECKING:
-    from freyr_dspy.roles.base import Role
     from freyr_dspy.schemas import RoleModel
     from freyr_dspy.tools import CatalogLevel
 
@@ -33,29 +45,111 @@ __all__ = [
     "ModelFailure",
     "ProgramView",
     "Run",
-    "Strategy",
+    "StrategyFactory",
+    "StrategyModule",
+    "accepted_config",
     "has_lm",
+    "setting_names",
     "unknown_tools_failure",
 ]
 
 
-class Strategy(Protocol):
-    """A way of composing roles into one program call."""
+class StrategyModule(dspy.Module):
+    """A way of composing roles into one program call, as a DSPy module holding those roles.
 
-    # Read-only members, so frozen dataclasses such as FunctionStrategy satisfy the protocol.
+    Subclasses set ``name`` and ``description``, create their roles in ``__init__`` (through
+    ``super().__init__(roles)``) and implement ``run``. ``named_predictors()`` walks the roles
+    and sub-strategies, so compiled demos and instructions are keyed by where they live.
+    """
+
+    #: The registry name.
+    name: str = ""
+    #: One line for listings.
+    description: str = ""
+
+    def __init__(self, roles: tuple[str, ...] = ()) -> None:
+        super().__init__()
+        for role in roles:
+            setattr(self, role, role_class(role)())
+
+    def config(self) -> dict[str, Any]:
+        """The constructor arguments that rebuild this strategy, as JSON (none by default).
+
+        ``factory(**strategy.config())`` builds the same strategy, without its demos.
+        """
+        return {}
+
+    @property
+    def role_names(self) -> tuple[str, ...]:
+        """Every role this strategy calls: its own, then those of its sub-strategies, in order."""
+        return tuple(name for name, _ in self._roles())
+
+    def role(self, name: str) -> Role:
+        """The module playing role ``name`` (in this strategy or a sub-strategy).
+
+        Raises:
+            UnknownRoleError: when the strategy has no such role.
+        """
+        for role_name, module in self._roles():
+            if role_name == name:
+                return module
+        raise UnknownRoleError(name, self.role_names)
+
+    def _roles(self) -> Iterator[tuple[str, Role]]:
+        # NOTE: attributes keep their assignment order, which is the order roles are called in.
+        for attribute, value in vars(self).items():
+            if isinstance(value, Role):
+                yield attribute, value
+            elif isinstance(value, StrategyModule):
+                yield from value._roles()
+
+    def run(self, run: Run) -> Result:
+        """Handle one request and return its result."""
+        raise NotImplementedError
+
+
+class StrategyFactory(Protocol):
+    """What the strategy registry holds: builds a fresh module from a strategy's settings.
+
+    Every program needs its own roles, hence a factory. A ``StrategyModule`` subclass is one
+    (its constructor takes the settings); so is a ``FunctionStrategy``.
+    """
+
     @property
     def name(self) -> str:
         """The registry name."""
         ...
 
     @property
-    def roles(self) -> tuple[str, ...]:
-        """The roles the strategy calls, in order."""
+    def description(self) -> str:
+        """One line for listings."""
         ...
 
-    def run(self, run: Run) -> Result:
-        """Handle one request and return its result."""
+    def __call__(self, *args: Any, **kwargs: Any) -> StrategyModule:
+        """A fresh strategy module built from the given settings."""
         ...
+
+
+def accepted_config(factory: StrategyFactory, config: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of ``config`` that the strategy's constructor takes.
+
+    Benchmarks have settings that apply to some of their strategies only (``respond`` to
+    ``nlt``, ``catalog`` to CallNavi's own): each strategy gets the ones it declares.
+    """
+    names = set(setting_names(factory))
+    return {key: value for key, value in config.items() if key in names}
+
+
+def setting_names(factory: StrategyFactory) -> list[str]:
+    """The settings a strategy factory takes, in its constructor's order."""
+    # NOTE: DSPy's module metaclass hides a class's own signature behind ``*args, **kwargs``.
+    target = factory.__init__ if isinstance(factory, type) else factory
+    parameters = inspect.signature(target).parameters.values()
+    positional_or_keyword = (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
+    return [p.name for p in parameters if p.name != "self" and p.kind in positional_or_keyword]
 
 
 class ProgramView(Protocol):
@@ -69,7 +163,6 @@ class ProgramView(Protocol):
     max_retries: int
     ground_arguments: bool
     catalog_level: CatalogLevel
-    options: dict[str, Any]
     assignment: dict[str, RoleModel]
 
     @property
@@ -84,16 +177,29 @@ class ProgramView(Protocol):
 
 @dataclass(frozen=True)
 class FunctionStrategy:
-    """A strategy implemented by a plain function ``fn(run) -> Result``."""
+    """A strategy factory for a plain function ``fn(run) -> Result`` over fixed roles.
+
+    For small strategies (benchmark probes, tests) that need no class of their own.
+    """
 
     name: str
     roles: tuple[str, ...]
     fn: Callable[[Run], Result]
     description: str = ""
 
+    def __call__(self) -> StrategyModule:
+        """A fresh module holding the roles; it takes no settings."""
+        return _FunctionModule(self)
+
+
+class _FunctionModule(StrategyModule):
+    def __init__(self, factory: FunctionStrategy) -> None:
+        super().__init__(factory.roles)
+        self.name, self.description = factory.name, factory.description
+        self._fn = factory.fn
+
     def run(self, run: Run) -> Result:
-        """Delegate to the function."""
-        return self.fn(run)
+        return self._fn(run)
 
 
 class ModelFailure(Exception):

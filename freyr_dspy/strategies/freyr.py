@@ -11,12 +11,12 @@ from freyr_dspy.parsing import CONVERSATION, match_names
 from freyr_dspy.roles.confirm import confirm_contract, confirmed
 from freyr_dspy.roles.intent import intent_contract
 from freyr_dspy.schemas import Failure, Result
-from freyr_dspy.strategies.base import FunctionStrategy, Run, has_lm, unknown_tools_failure
+from freyr_dspy.strategies.base import Run, StrategyModule, has_lm, unknown_tools_failure
 
 __all__ = [
     "CONVERSATION_TOOL",
-    "FREYR",
     "MAX_INTENTS",
+    "Freyr",
     "chat",
     "confirm_intents",
     "copies_catalog",
@@ -151,10 +151,30 @@ def run_freyr(run: Run) -> Result:
     return summarise(run, intents, skipped=skipped)
 
 
-FREYR = FunctionStrategy(
-    name="freyr",
-    roles=("intent", "confirm", "parameters", "summary", "chat"),
-    fn=run_freyr,
-    description="FREYR: intents (confirmed when several), then parameters per tool with "
-    "error-feedback retries, summary",
-)
+class Freyr(StrategyModule):
+    """FREYR's Algorithm 1 (see the module docstring).
+
+    Args:
+        confirm: check a plan that names several tools with the ``confirm`` role before
+            calling them. Without it the intent role's plan is used as written, and the
+            role is not held (``gated`` runs FREYR's selection this way).
+    """
+
+    name = "freyr"
+    description = (
+        "FREYR: intents (confirmed when several), then parameters per tool with "
+        "error-feedback retries, summary"
+    )
+
+    def __init__(self, confirm: bool = True) -> None:
+        roles = ("intent", "confirm", "parameters", "summary", "chat")
+        super().__init__(roles if confirm else tuple(r for r in roles if r != "confirm"))
+        self.confirms_plans = confirm
+
+    def config(self) -> dict[str, bool]:
+        """``{"confirm": False}`` when plans are not confirmed, else nothing."""
+        return {} if self.confirms_plans else {"confirm": False}
+
+    def run(self, run: Run) -> Result:
+        """Run Algorithm 1 for one request."""
+        return run_freyr(run)

@@ -9,7 +9,8 @@ inner selection found nothing fitting among the gated tools (no tool, or only na
 the gate hid). A gate answer of ``none`` (no tool needed) goes straight to the chat reply.
 A toolbox with a single library is not gated at all: there is nothing to hide.
 
-``program.options``: ``inner`` = ``freyr`` (default) or ``nlt``; ``respond`` as for ``nlt``.
+``Gated(inner=Nlt())`` runs NLT's selection inside the gate; the default inner is FREYR's intent
+selection without its confirm step (``Freyr(confirm=False)``). ``respond`` as for ``nlt``.
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ from freyr_dspy.parsing import CONVERSATION
 from freyr_dspy.roles.library import Gate, library_contract, read_gate
 from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies import register_strategy
-from freyr_dspy.strategies.base import FunctionStrategy, Run, unknown_tools_failure
-from freyr_dspy.strategies.freyr import recognise_intents
-from freyr_dspy.strategies.nlt import act_and_reply, select_tools, selection_failure
+from freyr_dspy.strategies.base import Run, StrategyModule, unknown_tools_failure
+from freyr_dspy.strategies.freyr import Freyr, confirm_intents, recognise_intents
+from freyr_dspy.strategies.nlt import Nlt, act_and_reply, select_tools, selection_failure
 from freyr_dspy.tools import Toolbox
 
 __all__ = [
-    "GATED",
     "INNER_STRATEGIES",
+    "Gated",
     "Selection",
     "needs_fallback",
     "open_gate",
@@ -54,6 +55,7 @@ class Selection:
 
 def _select_freyr(run: Run) -> Selection:
     intents, unknown = recognise_intents(run)
+    intents = confirm_intents(run, intents)  # only when the inner Freyr holds its confirm role
     tools = [name for name in intents if name != CONVERSATION]
     failure = None if tools else unknown_tools_failure("intent", unknown)
     return Selection(tools, unknown, failure)
@@ -113,13 +115,12 @@ def select_through_gate(run: Run, selector: Callable[[Run], Selection]) -> Selec
     return selector(run)
 
 
-def run_gated(run: Run) -> Result:
+def run_gated(run: Run, inner: str = "freyr", *, respond: bool = True) -> Result:
     """Gate the catalog, then run the inner strategy's selection and calls.
 
     Raises:
-        ConfigError: for an ``inner`` option other than ``freyr`` or ``nlt``.
+        ConfigError: for an inner strategy other than ``freyr`` or ``nlt``.
     """
-    inner = str(run.program.options.get("inner", "freyr"))
     if inner not in _SELECTORS:
         raise ConfigError(
             f"gated: unknown inner strategy {inner!r}; "
@@ -127,15 +128,54 @@ def run_gated(run: Run) -> Result:
         )
     selection = select_through_gate(run, _SELECTORS[inner])
     if selection is None:
-        return act_and_reply(run, [])
-    return act_and_reply(run, selection.tools, selection.failure)
+        return act_and_reply(run, [], respond=respond)
+    return act_and_reply(run, selection.tools, selection.failure, respond=respond)
 
 
-GATED = FunctionStrategy(
-    name="gated",
-    roles=("library", "intent", "tool_selection", "parameters", "summary", "chat"),
-    fn=run_gated,
-    description="GeckOpt: pick libraries first; freyr or nlt then sees only their tools",
-)
+class Gated(StrategyModule):
+    """GeckOpt's library gate around an inner selection strategy (see the module docstring).
 
-register_strategy(GATED)
+    Args:
+        inner: the strategy whose selection runs inside the gate: a ``Freyr`` or an ``Nlt``
+            module, or its name (``freyr`` builds ``Freyr(confirm=False)``, the gate checking
+            the plan instead); its roles also make the calls.
+        respond: write a reply after the calls; off, the calls are the whole result.
+
+    Raises:
+        ConfigError: for an inner strategy other than FREYR or NLT.
+    """
+
+    name = "gated"
+    description = "GeckOpt: pick libraries first; freyr or nlt then sees only their tools"
+
+    def __init__(self, inner: StrategyModule | str = "freyr", respond: bool = True) -> None:
+        super().__init__(("library",))
+        inner_name = inner if isinstance(inner, str) else inner.name
+        if inner_name not in _SELECTORS:
+            raise ConfigError(
+                f"gated: unknown inner strategy {inner_name!r}; "
+                f"expected one of {', '.join(INNER_STRATEGIES)}"
+            )
+        self.inner = _INNER_DEFAULTS[inner]() if isinstance(inner, str) else inner
+        self.respond = respond
+
+    def config(self) -> dict[str, str | bool]:
+        """The inner strategy's name, and ``respond`` when it is off."""
+        config: dict[str, str | bool] = {"inner": self.inner.name}
+        if not self.respond:
+            config["respond"] = False
+        return config
+
+    def run(self, run: Run) -> Result:
+        """Gate, select, call, reply."""
+        return run_gated(run, self.inner.name, respond=self.respond)
+
+
+#: The inner strategies built by name: FREYR's selection without its confirm step (the gate
+#: narrows the plan instead), and NLT as it is.
+_INNER_DEFAULTS: dict[str, Callable[[], StrategyModule]] = {
+    "freyr": lambda: Freyr(confirm=False),
+    "nlt": Nlt,
+}
+
+register_strategy(Gated)

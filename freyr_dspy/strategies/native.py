@@ -29,7 +29,7 @@ from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
 from freyr_dspy.schemas import CallRecord, Failure, Outcome, Result
 from freyr_dspy.strategies import register_strategy
-from freyr_dspy.strategies.base import FunctionStrategy, ModelFailure, Run
+from freyr_dspy.strategies.base import ModelFailure, Run, StrategyModule
 from freyr_dspy.tools import Tool
 from freyr_dspy.tools.schema import inline_refs
 
@@ -273,18 +273,25 @@ def _record(
     )
 
 
-NATIVE = FunctionStrategy(
-    name="native",
-    roles=(ROLE,),
-    fn=run_native,
-    description="the model's own function calling with error feedback (baseline)",
-)
+class Native(StrategyModule):
+    """The model's own function calling (see the module docstring)."""
+
+    name = "native"
+    description = "the model's own function calling with error feedback (baseline)"
+
+    def __init__(self) -> None:
+        super().__init__((ROLE,))
+
+    def run(self, run: Run) -> Result:
+        """Call tools natively, feed errors back, then reply."""
+        return run_native(run)
+
 
 register_role(ROLE, NativeToolCaller)
-register_strategy(NATIVE)
+register_strategy(Native)
 
 __all__ = [
-    "NATIVE",
+    "Native",
     "NativeToolCaller",
     "NativeToolsAdapter",
     "NativeToolsSignature",

@@ -4,8 +4,8 @@ selection (think, then YES/NO for every tool) -> for each YES tool: parameters w
 any, execute, retry on error with feedback -> summary of all outcomes. Several tools may be
 selected for one request; no tool selected means a plain chat reply.
 
-``program.options``: ``respond`` (default True) - set it to False when only the selected
-calls matter (the NLT benchmark scores the selected set), to skip the reply's LM call.
+``Nlt(respond=False)`` skips the reply's LM call when only the selected calls matter (the NLT
+benchmark scores the selected set).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from freyr_dspy.roles.tool_selection import (
 )
 from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies import register_strategy
-from freyr_dspy.strategies.base import FunctionStrategy, Run, unknown_tools_failure
+from freyr_dspy.strategies.base import Run, StrategyModule, unknown_tools_failure
 from freyr_dspy.strategies.freyr import chat, exhausted_failure, summarise
 
-__all__ = ["NLT", "act_and_reply", "run_nlt", "select_tools", "selection_failure"]
+__all__ = ["Nlt", "act_and_reply", "run_nlt", "select_tools", "selection_failure"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,13 +54,14 @@ def selection_failure(assessment: Assessment) -> Failure | None:
     )
 
 
-def act_and_reply(run: Run, selected: list[str], failure: Failure | None = None) -> Result:
+def act_and_reply(
+    run: Run, selected: list[str], failure: Failure | None = None, *, respond: bool = True
+) -> Result:
     """Call each selected tool (parameters, execute, retries), then reply.
 
-    No tool selected means a chat reply. With ``options["respond"] = False`` no reply is
-    written: the calls are the result.
+    No tool selected means a chat reply. With ``respond=False`` no reply is written: the
+    calls are the result.
     """
-    respond = bool(run.program.options.get("respond", True))
     run.intents = list(selected)
     if not selected:
         return chat(run, [], failure) if respond else run.result("", [], failure)
@@ -70,17 +71,35 @@ def act_and_reply(run: Run, selected: list[str], failure: Failure | None = None)
     return run.result("", selected, failure or exhausted_failure(run, skipped))
 
 
-def run_nlt(run: Run) -> Result:
-    """Select with YES/NO, call the selected tools, then reply."""
+def run_nlt(run: Run, *, respond: bool = True) -> Result:
+    """Select with YES/NO, call the selected tools, then reply (unless ``respond`` is off)."""
     assessment = select_tools(run)
-    return act_and_reply(run, list(assessment.selected), selection_failure(assessment))
+    selected, failure = list(assessment.selected), selection_failure(assessment)
+    return act_and_reply(run, selected, failure, respond=respond)
 
 
-NLT = FunctionStrategy(
-    name="nlt",
-    roles=("tool_selection", "parameters", "summary", "chat"),
-    fn=run_nlt,
-    description="NLT: think, YES/NO for every tool, then parameters per selected tool, summary",
-)
+class Nlt(StrategyModule):
+    """Natural Language Tools (see the module docstring).
 
-register_strategy(NLT)
+    Args:
+        respond: write a reply after the calls (a summary, or a chat reply when no tool was
+            selected). Off, the calls are the whole result and no reply call is paid for.
+    """
+
+    name = "nlt"
+    description = "NLT: think, YES/NO for every tool, then parameters per selected tool, summary"
+
+    def __init__(self, respond: bool = True) -> None:
+        super().__init__(("tool_selection", "parameters", "summary", "chat"))
+        self.respond = respond
+
+    def config(self) -> dict[str, bool]:
+        """``{"respond": False}`` when no reply is written, else nothing."""
+        return {} if self.respond else {"respond": False}
+
+    def run(self, run: Run) -> Result:
+        """Select, call, reply."""
+        return run_nlt(run, respond=self.respond)
+
+
+register_strategy(Nlt)

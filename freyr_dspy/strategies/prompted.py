@@ -13,9 +13,9 @@ from __future__ import annotations
 from freyr_dspy.roles.prompted import ToolRequest, extract_calls
 from freyr_dspy.schemas import CallRecord, Failure, Result
 from freyr_dspy.strategies import register_strategy
-from freyr_dspy.strategies.base import FunctionStrategy, Run
+from freyr_dspy.strategies.base import Run, StrategyModule
 
-__all__ = ["MAX_CALL_TURNS", "PROMPTED", "run_prompted"]
+__all__ = ["MAX_CALL_TURNS", "Prompted", "run_prompted"]
 
 #: Turns beyond the retry budget: enough for several calls in a row, bounded for small models.
 MAX_CALL_TURNS = 4
@@ -92,11 +92,18 @@ def _finish(run: Run, reply: str, failure: Failure | None = None) -> Result:
     return run.result(reply, intents, failure)
 
 
-PROMPTED = FunctionStrategy(
-    name="prompted",
-    roles=("prompted",),
-    fn=run_prompted,
-    description="He 2024: tool list + JSON call format in the system prompt, observations loop",
-)
+class Prompted(StrategyModule):
+    """Prompt-injected tool calling (see the module docstring)."""
 
-register_strategy(PROMPTED)
+    name = "prompted"
+    description = "He 2024: tool list + JSON call format in the system prompt, observations loop"
+
+    def __init__(self) -> None:
+        super().__init__(("prompted",))
+
+    def run(self, run: Run) -> Result:
+        """Loop: JSON calls and observations until a plain-text answer."""
+        return run_prompted(run)
+
+
+register_strategy(Prompted)

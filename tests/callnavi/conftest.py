@@ -7,6 +7,7 @@ import pytest
 
 from freyr_dspy.benchmarks.callnavi.domain import CALLNAVI, CallNaviProgram
 from freyr_dspy.schemas import RoleModel, Sampling
+from freyr_dspy.strategies import make_strategy
 from freyr_dspy.testing import Answer, FakeCall, FunctionLM, register_fake, unregister_fake
 
 FIXTURES = Path(__file__).resolve().parent.parent / "data" / "callnavi"
@@ -37,7 +38,10 @@ def make_program(
 ) -> CallNaviProgram:
     """A CallNavi program over the fixture data, every role on ``model``."""
     program = CallNaviProgram(
-        CALLNAVI, strategy=strategy, max_retries=0, options={"data_dir": str(FIXTURES), **options}
+        CALLNAVI,
+        strategy=make_strategy(strategy, **options),
+        max_retries=0,
+        data_dir=FIXTURES,
     )
     spec = RoleModel(model=model, sampling=sampling or Sampling())
     program.apply_assignment({role: spec for role in program.role_names})

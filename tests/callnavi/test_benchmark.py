@@ -66,8 +66,11 @@ def test_difficulty_filter_and_unknown_names() -> None:
 def test_make_program_follows_the_state_domain() -> None:
     program = CALLNAVI_BENCHMARK.make_program("two_step", options(catalog="names"))
     assert isinstance(program, CallNaviProgram)
-    assert program.options == {"data_dir": str(FIXTURES), "catalog": "names"}
+    assert program.data_dir == str(FIXTURES)
+    assert program.strategy.config() == {"catalog": "names"}
     assert program.role_names == ("router", "call_parameters")
+    gated = CALLNAVI_BENCHMARK.make_program("gated", options(catalog="names", inner="nlt"))
+    assert gated.strategy.config() == {"inner": "nlt"}  # the catalog level is not gated's
 
 
 def _single_from_table(table: dict[str, Any]) -> Responder:

@@ -123,7 +123,9 @@ def test_failed_calls_do_not_count_and_failures_are_classified() -> None:
 def test_programs_per_strategy(options: EvalOptions, strategy: str, names: list[str]) -> None:
     program = BENCH.make_program(strategy, options)
     assert program.toolbox.names == names
-    assert program.options["respond"] is False and program.options["inner"] == "nlt"
+    # Only the selected set is scored: strategies that can skip the reply are built to.
+    expected = {"nlt": {"respond": False}, "gated": {"inner": "nlt", "respond": False}}
+    assert program.strategy.config() == expected.get(strategy, {})
 
 
 def test_paper_prompt_replaces_the_selector_instructions(options: EvalOptions) -> None:

@@ -15,6 +15,8 @@ from freyr_dspy.assignment import build_assignment
 from freyr_dspy.benchmarks import EvalOptions, get_benchmark
 from freyr_dspy.evaluation import run_episode
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.strategies.gated import Gated
+from freyr_dspy.strategies.nlt import Nlt
 
 pytestmark = pytest.mark.embedded
 
@@ -45,9 +47,7 @@ def test_strategy_runs_one_alex_input(data_dir: Path, strategy: str) -> None:
 
 def test_gated_nlt_on_the_todo_domain() -> None:
     program = assign(
-        FreyrProgram(
-            "todo", strategy="gated", max_retries=0, options={"inner": "nlt", "respond": False}
-        )
+        FreyrProgram("todo", strategy=Gated(inner=Nlt(), respond=False), max_retries=0)
     )
     result = program(message="Add a task called buy milk").result
     assert result.failure is None or not result.failure.model_failed

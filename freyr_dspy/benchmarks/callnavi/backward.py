@@ -24,8 +24,8 @@ from typing import Any
 from freyr_dspy.benchmarks.callnavi.data import PLACEHOLDER
 from freyr_dspy.benchmarks.callnavi.planning import (
     MAX_CALLS,
+    CallNaviStrategy,
     api_toolbox,
-    catalog_level,
     fill_call,
     finish,
     plan_text,
@@ -35,16 +35,16 @@ from freyr_dspy.benchmarks.callnavi.roles import (
     missing_inputs_contract,
     supporting_call_contract,
 )
-from freyr_dspy.benchmarks.callnavi.toolbox import render_api, render_catalog
+from freyr_dspy.benchmarks.callnavi.toolbox import ApiCatalogLevel, render_api, render_catalog
 from freyr_dspy.schemas import Failure, Result
-from freyr_dspy.strategies.base import FunctionStrategy, Run
+from freyr_dspy.strategies.base import Run
 from freyr_dspy.tools import Tool, Toolbox, normalize_name
 
 __all__ = [
-    "BACKWARD",
     "CANDIDATES",
     "MAX_MISSING_PER_CALL",
     "NONE",
+    "Backward",
     "rank_candidates",
     "run_backward",
 ]
@@ -65,10 +65,10 @@ class _Call:
     filled: bool = False
 
 
-def run_backward(run: Run) -> Result:
+def run_backward(run: Run, catalog_level: ApiCatalogLevel = "brief") -> Result:
     """Plan from the final call backwards, adding supporting calls for missing inputs."""
     box = api_toolbox(run)
-    catalog = render_catalog(box, catalog_level(run, "brief"))
+    catalog = render_catalog(box, catalog_level)
     contract = final_call_contract(box.names)
     prediction = run.call_role(
         "final_call", contract=contract, question=run.message, catalog=catalog
@@ -175,10 +175,20 @@ def _similar(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, a, b).ratio()
 
 
-BACKWARD = FunctionStrategy(
-    name="backward",
-    roles=("final_call", "call_parameters", "missing_inputs", "supporting_call"),
-    fn=run_backward,
-    description="CallNavi backward thinking: final API first, then supporting calls for "
-    "missing inputs, with $$$ where an earlier call's result goes",
-)
+class Backward(CallNaviStrategy):
+    """CallNavi's backward-thinking pipeline (a brief catalog unless ``catalog`` says)."""
+
+    name = "backward"
+    description = (
+        "CallNavi backward thinking: final API first, then supporting calls for "
+        "missing inputs, with $$$ where an earlier call's result goes"
+    )
+
+    def __init__(self, catalog: str | None = None) -> None:
+        super().__init__(
+            ("final_call", "call_parameters", "missing_inputs", "supporting_call"), catalog
+        )
+
+    def run(self, run: Run) -> Result:
+        """Plan from the final call backwards."""
+        return run_backward(run, self.catalog_level)

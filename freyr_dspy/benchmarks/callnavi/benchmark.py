@@ -1,10 +1,11 @@
 """The ``callnavi`` benchmark: one episode per question of the selected domains.
 
 ``EvalOptions.extra``: ``domains`` (list or comma string; default every domain found in the
-data directory), ``difficulty`` (easy/medium/hard subset) and ``catalog`` (the catalog detail
-the first role sees). ``limit`` applies **per domain** - comparing a 96-API catalog with a
-21-API one needs both - and takes questions round-robin over the difficulties in file order,
-so a short run still sees easy, medium and hard questions.
+data directory), ``difficulty`` (easy/medium/hard subset), ``catalog`` (the catalog detail
+CallNavi's own strategies show first) and ``inner`` (``gated``'s inner strategy). ``limit``
+applies **per domain** - comparing a 96-API catalog with a 21-API one needs both - and takes
+questions round-robin over the difficulties in file order, so a short run still sees easy,
+medium and hard questions.
 
 A step's success is the AST exact match (original code); ``metrics`` carries every other
 metric, strict variants included, and ``summarize`` reports per-difficulty and macro
@@ -41,6 +42,7 @@ from freyr_dspy.evaluation.benchmark import (
     register_benchmark,
 )
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.strategies import strategy_with
 
 __all__ = ["CALLNAVI_BENCHMARK", "TRAINSET_FILE", "CallNaviBenchmark", "gold_call_list"]
 
@@ -98,11 +100,15 @@ class CallNaviBenchmark:
         (``max_retries=0``): generic strategies such as ``gated`` pay one parameters call
         per tool, like the CallNavi strategies.
         """
-        program_options: dict[str, Any] = {"data_dir": str(callnavi_dir(options.data_dir))}
-        for key in ("catalog", "inner"):
-            if options.extra.get(key):
-                program_options[key] = options.extra[key]
-        return CallNaviProgram(CALLNAVI, strategy=strategy, max_retries=0, options=program_options)
+        settings = {
+            key: options.extra[key] for key in ("catalog", "inner") if options.extra.get(key)
+        }
+        return CallNaviProgram(
+            CALLNAVI,
+            strategy=strategy_with(strategy, settings),
+            max_retries=0,
+            data_dir=callnavi_dir(options.data_dir),
+        )
 
     def score(self, step: Step, before: Any, prediction: dspy.Prediction) -> StepScore:
         """Score the planned call list against the gold one (see ``scoring``)."""

@@ -59,19 +59,23 @@ def domain_toolbox(data_dir: Path, domain: str) -> Toolbox:
     return make_toolbox(load_domain(callnavi_dir(data_dir), domain))
 
 
-def state_toolbox(state: Any, options: dict[str, Any]) -> Toolbox | None:
+def state_toolbox(state: Any, data_dir: str | Path | None = None) -> Toolbox | None:
     """The toolbox a state names, or None when the state names no domain.
+
+    Args:
+        state: a ``CallNaviState`` (anything else names no domain).
+        data_dir: the data folder to use when the state names none.
 
     Raises:
         ConfigError: when the state names a domain but no data directory is known.
     """
     if not isinstance(state, CallNaviState) or not state.domain:
         return None
-    folder = state.data_dir or options.get("data_dir")
+    folder = state.data_dir or data_dir
     if not folder:
         raise ConfigError(
             f"CallNavi domain {state.domain!r} needs a data directory: put data_dir in the "
-            "state or in the program options"
+            "state or give it to CallNaviProgram(data_dir=...)"
         )
     return domain_toolbox(Path(folder), state.domain)
 
@@ -93,7 +97,15 @@ class CallNaviProgram(FreyrProgram):
     This lets every strategy - also the generic ``gated``, ``freyr`` and ``nlt`` - see the
     right catalog. NOTE: the toolbox attribute changes per call, so one instance must not
     serve two threads at once (the evaluation harness builds one program per unit).
+
+    Args:
+        data_dir: the CallNavi data folder, for states that name a domain but no folder.
+        **kwargs: as for ``FreyrProgram``.
     """
+
+    def __init__(self, *args: Any, data_dir: str | Path | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.data_dir = str(data_dir) if data_dir is not None else None
 
     def forward(
         self,
@@ -103,7 +115,7 @@ class CallNaviProgram(FreyrProgram):
     ) -> dspy.Prediction:
         """Select the state's domain catalog, then handle the message as usual."""
         coerced = self.coerce_state(state)
-        toolbox = state_toolbox(coerced, self.options)
+        toolbox = state_toolbox(coerced, self.data_dir)
         if toolbox is not None:
             self.toolbox = toolbox
         return super().forward(message, conversation, coerced)

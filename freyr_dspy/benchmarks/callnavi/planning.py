@@ -20,13 +20,14 @@ from freyr_dspy.benchmarks.callnavi.toolbox import ApiCatalogLevel, render_api
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.parsing import match_names
 from freyr_dspy.schemas import CallRecord, Failure, Outcome, Result
-from freyr_dspy.strategies.base import Run
+from freyr_dspy.strategies.base import Run, StrategyModule
 from freyr_dspy.tools import Toolbox, recorded_outcome
 
 __all__ = [
     "MAX_CALLS",
+    "CallNaviStrategy",
     "api_toolbox",
-    "catalog_level",
+    "check_catalog_level",
     "fill_call",
     "finish",
     "last_raw_output",
@@ -43,13 +44,17 @@ _LEVELS: tuple[ApiCatalogLevel, ...] = ("names", "brief", "full", "paper")
 
 
 def api_toolbox(run: Run) -> Toolbox:
-    """The catalog of this request: the state's CallNavi domain, else the program's toolbox.
+    """The catalog of this request: the program's toolbox, else the state's CallNavi domain.
+
+    ``CallNaviProgram`` puts the state's domain into the toolbox before each call; a plain
+    program over the ``callnavi`` domain has none, and the state (with its ``data_dir``)
+    names the catalog.
 
     Raises:
         ConfigError: when neither names any API.
     """
-    box = state_toolbox(run.state, run.program.options) or run.toolbox
-    if not len(box):
+    box = run.toolbox if len(run.toolbox) else state_toolbox(run.state)
+    if box is None or not len(box):
         raise ConfigError(
             'no CallNavi catalog: give a state such as {"domain": "bank", "data_dir": '
             '"..."} or a program toolbox'
@@ -57,17 +62,45 @@ def api_toolbox(run: Run) -> Toolbox:
     return box
 
 
-def catalog_level(run: Run, default: ApiCatalogLevel) -> ApiCatalogLevel:
-    """The catalog detail a strategy shows (``options["catalog"]``, else its default).
+def check_catalog_level(level: str) -> ApiCatalogLevel:
+    """Return ``level`` as a catalog detail level.
 
     Raises:
         ConfigError: for an unknown level.
     """
-    level = run.program.options.get("catalog", default)
     if level not in _LEVELS:
         raise ConfigError(f"unknown catalog level {level!r}; expected one of {', '.join(_LEVELS)}")
-    chosen: ApiCatalogLevel = level
-    return chosen
+    checked: ApiCatalogLevel = level  # type: ignore[assignment]
+    return checked
+
+
+class CallNaviStrategy(StrategyModule):
+    """What CallNavi's own strategies share: their roles and the catalog detail shown first.
+
+    Args:
+        roles: the roles the strategy calls.
+        catalog: how much of each API the first role sees (``names``, ``brief``, ``full``,
+            ``paper``); None for the strategy's own default.
+
+    Raises:
+        ConfigError: for an unknown catalog level.
+    """
+
+    #: The catalog detail the first role sees unless ``catalog`` says otherwise.
+    default_catalog: ApiCatalogLevel = "brief"
+
+    def __init__(self, roles: tuple[str, ...], catalog: str | None = None) -> None:
+        super().__init__(roles)
+        self.catalog = check_catalog_level(catalog) if catalog is not None else None
+
+    @property
+    def catalog_level(self) -> ApiCatalogLevel:
+        """The catalog detail this strategy shows."""
+        return self.catalog or self.default_catalog
+
+    def config(self) -> dict[str, str]:
+        """``{"catalog": level}`` when a level was chosen, else nothing."""
+        return {"catalog": self.catalog} if self.catalog else {}
 
 
 def resolve_names(box: Toolbox, names: Sequence[Any]) -> tuple[list[str], list[str]]:

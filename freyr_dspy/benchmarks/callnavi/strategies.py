@@ -1,7 +1,7 @@
 """Strategies ``single``, ``two_step`` and ``backward``: CallNavi's baseline and its two pipelines.
 
 * ``single``: the paper's one-step generation - one role sees the whole catalog (full specs
-  by default; ``options["catalog"]`` changes it) and writes the whole call list.
+  by default; ``Single(catalog=...)`` changes it) and writes the whole call list.
 * ``two_step`` (paper §7.1): a router picks the ordered API names from a compact catalog;
   then one ``call_parameters`` call per planned call fills its arguments, seeing only the
   routed APIs' specs. Unlike the original script, the routed specs are reset for every
@@ -11,11 +11,11 @@
 
 from __future__ import annotations
 
-from freyr_dspy.benchmarks.callnavi.backward import BACKWARD
+from freyr_dspy.benchmarks.callnavi.backward import Backward
 from freyr_dspy.benchmarks.callnavi.planning import (
     MAX_CALLS,
+    CallNaviStrategy,
     api_toolbox,
-    catalog_level,
     fill_call,
     finish,
     last_raw_output,
@@ -24,18 +24,18 @@ from freyr_dspy.benchmarks.callnavi.planning import (
     resolve_written,
 )
 from freyr_dspy.benchmarks.callnavi.roles import router_contract
-from freyr_dspy.benchmarks.callnavi.toolbox import render_catalog
+from freyr_dspy.benchmarks.callnavi.toolbox import ApiCatalogLevel, render_catalog
 from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies import register_strategy
-from freyr_dspy.strategies.base import FunctionStrategy, Run
+from freyr_dspy.strategies.base import Run
 
-__all__ = ["SINGLE", "TWO_STEP", "run_single", "run_two_step"]
+__all__ = ["Single", "TwoStep", "run_single", "run_two_step"]
 
 
-def run_single(run: Run) -> Result:
+def run_single(run: Run, catalog_level: ApiCatalogLevel = "full") -> Result:
     """One role writes the whole call list from the catalog (the paper's baseline)."""
     box = api_toolbox(run)
-    catalog = render_catalog(box, catalog_level(run, "full"))
+    catalog = render_catalog(box, catalog_level)
     prediction = run.call_role("single", question=run.message, catalog=catalog)
     # Names are resolved where they match an API; the parameters keep the model's shape.
     plan = {"API": resolve_written(box, prediction.API), "parameters": prediction.parameters}
@@ -46,10 +46,10 @@ def run_single(run: Run) -> Result:
     return finish(run, box, plan, raw=last_raw_output(run, "single"), failure=failure)
 
 
-def run_two_step(run: Run) -> Result:
+def run_two_step(run: Run, catalog_level: ApiCatalogLevel = "brief") -> Result:
     """Route to an ordered API list, then fill each call seeing only the routed specs."""
     box = api_toolbox(run)
-    catalog = render_catalog(box, catalog_level(run, "brief"))
+    catalog = render_catalog(box, catalog_level)
     contract = router_contract(box.names, MAX_CALLS)
     prediction = run.call_role("router", contract=contract, question=run.message, catalog=catalog)
     names, unknown = resolve_names(box, prediction.apis)
@@ -62,18 +62,34 @@ def run_two_step(run: Run) -> Result:
     return finish(run, box, {"API": names, "parameters": arguments})
 
 
-SINGLE = FunctionStrategy(
-    name="single",
-    roles=("single",),
-    fn=run_single,
-    description="CallNavi one-step: the whole call list as JSON from the full catalog",
-)
-TWO_STEP = FunctionStrategy(
-    name="two_step",
-    roles=("router", "call_parameters"),
-    fn=run_two_step,
-    description="CallNavi 2-step: router picks the API list, then parameters per call",
-)
+class Single(CallNaviStrategy):
+    """CallNavi's one-step baseline (full API specs unless ``catalog`` says otherwise)."""
 
-for _strategy in (SINGLE, TWO_STEP, BACKWARD):
+    name = "single"
+    description = "CallNavi one-step: the whole call list as JSON from the full catalog"
+    default_catalog: ApiCatalogLevel = "full"
+
+    def __init__(self, catalog: str | None = None) -> None:
+        super().__init__(("single",), catalog)
+
+    def run(self, run: Run) -> Result:
+        """Write the whole call list in one call."""
+        return run_single(run, self.catalog_level)
+
+
+class TwoStep(CallNaviStrategy):
+    """CallNavi's 2-step pipeline (a brief catalog for the router unless ``catalog`` says)."""
+
+    name = "two_step"
+    description = "CallNavi 2-step: router picks the API list, then parameters per call"
+
+    def __init__(self, catalog: str | None = None) -> None:
+        super().__init__(("router", "call_parameters"), catalog)
+
+    def run(self, run: Run) -> Result:
+        """Route, then fill each call."""
+        return run_two_step(run, self.catalog_level)
+
+
+for _strategy in (Single, TwoStep, Backward):
     register_strategy(_strategy)

@@ -39,6 +39,7 @@ from freyr_dspy.errors import ConfigError
 from freyr_dspy.evaluation.benchmark import Episode, EvalOptions, Step, StepScore
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
+from freyr_dspy.strategies import strategy_with
 from freyr_dspy.tools import normalize_name
 
 __all__ = ["PROMPT_CHOICES", "NltBenchmark"]
@@ -89,11 +90,12 @@ class NltBenchmark:
             raise ConfigError(f"unknown prompt {prompt!r}; expected one of {PROMPT_CHOICES}")
         naming: Naming = "function" if strategy in _FUNCTION_NAMING else "topic"
         paper = _PAPER_PROMPT.get(strategy) if prompt == "paper" else None
+        # Only the selected calls are scored: no reply is written where a strategy can skip it.
+        settings = {"respond": False, "inner": str(options.extra.get("inner") or "nlt")}
         program = FreyrProgram(
             make_domain(scenario, naming),
-            strategy=strategy,
+            strategy=strategy_with(strategy, settings),
             catalog_level="names" if paper == "nlt" else "brief",
-            options={"respond": False, "inner": str(options.extra.get("inner") or "nlt")},
         )
         if paper is not None:
             _use_paper_prompt(program, scenario, paper)
