@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -9,13 +10,27 @@ from typing import Any
 import pytest
 import search_fixtures as fx
 
+from freyr_dspy.artifacts import report_meta
+from freyr_dspy.compiler import compile_program, dev_episodes
 from freyr_dspy.errors import FakeLMError
-from freyr_dspy.evaluation import EvalSummary, StepRecord, run_episodes, summarise
+from freyr_dspy.evaluation import (
+    EvalConfig,
+    EvalSummary,
+    StepRecord,
+    evaluate,
+    planned_steps,
+    run_episodes,
+    summarise,
+)
 from freyr_dspy.evaluation.aggregate import run_metrics
 from freyr_dspy.evaluation.benchmark import EvalOptions
 from freyr_dspy.evaluation.units import UnitKey, UnitResult
+from freyr_dspy.metrics import step_example
+from freyr_dspy.optimizers import OptimizerConfig
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Failure, RoleModel
+from freyr_dspy.search import SearchSpace, search_assignments
+from freyr_dspy.settings import Settings
 from freyr_dspy.testing import FakeCall, FunctionLM, register_fake, unregister_fake
 
 #: Right intents except for removals: two of the three skill cases succeed.
@@ -128,6 +143,76 @@ def half_program(benchmark: fx.SkillBenchmark, parameters: str = fx.PARAM_PRO) -
     program = benchmark.make_program("freyr", OPTIONS)
     models = {role: parameters for role in program.role_names} | {"intent": HALF}
     return program.apply_assignment({role: RoleModel(model=m) for role, m in models.items()})
+
+
+def test_compile_search_and_eval_score_the_same_program_alike(
+    skills: None, settings: Settings
+) -> None:
+    """One program on the same episodes through all three commands: the same numbers."""
+    benchmark = fx.SkillBenchmark()
+    episodes = benchmark.episodes(OPTIONS)
+    program = half_program(benchmark)
+    examples = [step_example(e.steps[0]) for e in episodes]
+    dev_progress: list[tuple[int, int]] = []
+    compiled = compile_program(
+        program,
+        benchmark,
+        OptimizerConfig(name="labeled", max_demos=0),
+        settings=settings,
+        options=OPTIONS,
+        trainset=examples,
+        devset=examples,
+        progress=lambda done, total: dev_progress.append((done, total)),
+    )
+    searched = search_assignments(
+        benchmark,
+        SearchSpace(
+            candidates={"*": (fx.PARAM_PRO,), "intent": (HALF,)},
+            temperature=None,
+            top_p=None,
+            top_k=None,
+            max_retries=(program.max_retries, program.max_retries),
+        ),
+        n_trials=1,
+        split="test",
+        settings=settings,
+        cache=False,
+        report=False,
+    )
+    run = evaluate(
+        EvalConfig(
+            benchmarks=(benchmark.name,),
+            data_dir=Path(),
+            strategies=("freyr",),
+            default_model=fx.PARAM_PRO,
+            model_specs=(f"intent={HALF}",),
+            sampling_specs=(),
+        )
+    )
+
+    assert compiled.before is not None
+    trial = searched.trials[0].evaluation
+    assert trial is not None
+    from_search = EvalSummary.from_json(trial)
+    without_latency = {**compiled.before.to_json(), "latency": None}
+    assert {**from_search.to_json(), "latency": None} == without_latency
+    assert math.isclose(compiled.before.accuracy, 2 / 3)
+    assert dev_progress.count((0, 3)) == dev_progress.count((3, 3)) == 2  # before and after
+    table = run_metrics(run.units)
+    assert table["steps_pct"] == pytest.approx(100 * compiled.before.accuracy)
+    assert table["tokens_in"] + table["tokens_out"] == pytest.approx(compiled.before.tokens)
+    assert summarise(run.records, planned_steps(episodes)).metrics == compiled.before.metrics
+    meta = report_meta(compiled, benchmark=benchmark.name, options=OPTIONS)
+    assert (meta.scores.before, meta.scores.dev_size) == (0.6667, 3)
+    assert meta.scores.tokens_per_request_before == round(compiled.before.tokens, 1)
+
+
+def test_compile_scores_each_dev_example_as_a_one_step_episode(skills: None) -> None:
+    benchmark = fx.SkillBenchmark()
+    examples = [step_example(e.steps[0]) for e in benchmark.episodes(OPTIONS)]
+    episodes = dev_episodes(examples)
+    assert [e.steps for e in episodes] == [(ex.step,) for ex in examples]
+    assert [e.id for e in episodes] == ["case-0", "case-1", "case-2"]
 
 
 @pytest.mark.parametrize("num_threads", [1, 3])
