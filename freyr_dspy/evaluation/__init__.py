@@ -1,7 +1,7 @@
 """Benchmark evaluation: run episodes, checkpoint units, aggregate, report."""
 
 from freyr_dspy.evaluation.config import EXTRA_OPTIONS, PAPER_SAMPLING, EvalConfig
-from freyr_dspy.evaluation.harness import Evaluation, evaluate, run_unit
+from freyr_dspy.evaluation.harness import EvalRun, evaluate, run_unit
 from freyr_dspy.evaluation.report import render_text, report_data, write_json
 from freyr_dspy.evaluation.runner import StepRecord, run_episode
 from freyr_dspy.evaluation.scoring import EvalSummary, planned_steps, run_episodes, summarise
@@ -11,8 +11,8 @@ __all__ = [
     "EXTRA_OPTIONS",
     "PAPER_SAMPLING",
     "EvalConfig",
+    "EvalRun",
     "EvalSummary",
-    "Evaluation",
     "StepRecord",
     "UnitKey",
     "UnitResult",
