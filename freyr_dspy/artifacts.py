@@ -139,14 +139,18 @@ def build_meta(program: FreyrProgram, **fields: Any) -> ArtifactMeta:
 def report_meta(
     report: CompileReport, *, benchmark: str, options: EvalOptions, cache: bool = False
 ) -> ArtifactMeta:
-    """The metadata of a compiled program: ``build_meta`` plus what compiling measured."""
-    before = report.before
+    """The metadata of a compiled program: ``build_meta`` plus what compiling measured.
+
+    Scores keep the precision artifacts have always recorded (success to 4 decimals,
+    tokens per step to 1), so files written before and after compare equal.
+    """
+    before, after = report.before, report.after
     scores = ArtifactScores(
-        before=before.score if before else None,
-        after=report.after.score,
+        before=round(before.accuracy, 4) if before else None,
+        after=round(after.accuracy, 4),
         dev_size=report.n_dev,
-        tokens_per_request_before=before.tokens_per_request if before else None,
-        tokens_per_request_after=report.after.tokens_per_request,
+        tokens_per_request_before=round(before.tokens, 1) if before else None,
+        tokens_per_request_after=round(after.tokens, 1),
     )
     return build_meta(
         report.program,

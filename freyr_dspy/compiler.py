@@ -12,16 +12,22 @@ import json
 import logging
 import random
 import time
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import dspy
 from pydantic import BaseModel
 
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.evaluation.benchmark import Benchmark, EvalOptions
+from freyr_dspy.evaluation.benchmark import Benchmark, Episode, EvalOptions
+from freyr_dspy.evaluation.scoring import (
+    EvalSummary,
+    Progress,
+    planned_steps,
+    run_episodes,
+    summarise,
+)
 from freyr_dspy.metrics import BenchmarkMetric, step_example
 from freyr_dspy.optimizers import OptimizerConfig, optimize
 from freyr_dspy.program import FreyrProgram
@@ -29,9 +35,8 @@ from freyr_dspy.settings import Settings
 
 __all__ = [
     "CompileReport",
-    "EvalSummary",
     "compile_program",
-    "evaluate",
+    "dev_episodes",
     "load_trainset",
     "reattach_models",
     "split_trainset",
@@ -42,21 +47,12 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class EvalSummary:
-    """A program's score on a set of examples, with its cost."""
-
-    score: float
-    n: int
-    tokens_per_request: float
-    seconds: float
-    failures: dict[str, int] = field(default_factory=dict)
-    #: Mean of each sub-score the benchmark reports (e.g. ``intents``): where it got closer.
-    metrics: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
 class CompileReport:
-    """What ``compile_program`` produced: the program and the evidence for it."""
+    """What ``compile_program`` produced: the program and the evidence for it.
+
+    ``before`` and ``after`` are the dev scores of the uncompiled and the compiled program
+    (``before`` is None when it was not measured).
+    """
 
     program: FreyrProgram
     config: OptimizerConfig
@@ -123,46 +119,13 @@ def trainset_sha256(examples: Sequence[dspy.Example]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def evaluate(
-    program: FreyrProgram,
-    devset: Sequence[dspy.Example],
-    metric: BenchmarkMetric,
-    *,
-    num_threads: int = 1,
-    progress: bool = False,
-) -> EvalSummary:
-    """Score a program on ``devset``: mean success, tokens per request, failure kinds."""
-    started = time.perf_counter()
-    evaluator = dspy.Evaluate(
-        devset=list(devset),
-        metric=metric,
-        num_threads=num_threads,
-        display_progress=progress,
-        max_errors=max(len(devset), 1),
-        provide_traceback=False,
-    )
-    outcome = evaluator(program)
-    tokens, failures, sums = 0, Counter[str](), Counter[str]()
-    for example, prediction, _ in outcome.results:
-        result = prediction.get("result") if prediction is not None else None
-        if result is None:
-            failures["error"] += 1
-            continue
-        total = result.total_usage
-        tokens += total.input_tokens + total.output_tokens
-        score = metric.score(example, prediction)
-        sums.update(score.metrics)
-        if score.failure_kind:
-            failures[score.failure_kind] += 1
-    n = len(outcome.results)
-    return EvalSummary(
-        score=round(float(outcome.score) / 100.0, 4),
-        n=n,
-        tokens_per_request=round(tokens / n, 1) if n else 0.0,
-        seconds=round(time.perf_counter() - started, 2),
-        failures=dict(failures),
-        metrics={k: round(v / n, 4) for k, v in sums.items()} if n else {},
-    )
+def dev_episodes(devset: Sequence[dspy.Example]) -> list[Episode]:
+    """Turn dev examples into one-step episodes, the form every evaluation runs.
+
+    Each example's gold ``step`` carries its own ``start_state`` (see ``load_trainset``), so
+    it stands alone like the examples the optimizers see.
+    """
+    return [Episode(id=ex.step.id, case="dev", steps=(ex.step,)) for ex in devset]
 
 
 def compile_program(
@@ -176,7 +139,7 @@ def compile_program(
     devset: Sequence[dspy.Example] | None = None,
     dev_fraction: float = 0.3,
     evaluate_before: bool = True,
-    progress: bool = False,
+    progress: Progress | None = None,
 ) -> CompileReport:
     """Compile ``program`` for ``benchmark`` and report dev scores before and after.
 
@@ -190,7 +153,7 @@ def compile_program(
         devset: dev examples; by default a seeded ``dev_fraction`` of the trainset.
         dev_fraction: share of the trainset kept for dev when ``devset`` is None.
         evaluate_before: also score the uncompiled program (doubles the dev cost).
-        progress: show DSPy's progress bars (on stderr).
+        progress: called with (finished, total) dev steps while each dev score is measured.
 
     Returns:
         The report; ``report.program`` has the same models as ``program``.
@@ -212,17 +175,15 @@ def compile_program(
         train, dev = split_trainset(examples, dev_fraction=dev_fraction, seed=optimizer.seed)
     else:
         train, dev = examples, list(devset)
-    metric = BenchmarkMetric(benchmark, program.coerce_state)
-    threads = optimizer.num_threads
+    episodes, threads = dev_episodes(dev), optimizer.num_threads
     before = (
-        evaluate(program, dev, metric, num_threads=threads, progress=progress)
-        if (evaluate_before)
-        else None
+        _dev_score(benchmark, program, episodes, threads, progress) if evaluate_before else None
     )
     logger.info("compiling %s with %s on %d examples", benchmark.name, optimizer.name, len(train))
+    metric = BenchmarkMetric(benchmark, program.coerce_state)
     compiled = optimize(optimizer, program, train, metric)
     reattach_models(program, compiled)
-    after = evaluate(compiled, dev, metric, num_threads=threads, progress=progress)
+    after = _dev_score(benchmark, compiled, episodes, threads, progress)
     return CompileReport(
         program=compiled,
         config=optimizer,
@@ -233,6 +194,17 @@ def compile_program(
         trainset_sha256=digest,
         seconds=round(time.perf_counter() - started, 2),
     )
+
+
+def _dev_score(
+    benchmark: Benchmark,
+    program: FreyrProgram,
+    episodes: Sequence[Episode],
+    num_threads: int,
+    progress: Progress | None,
+) -> EvalSummary:
+    records = run_episodes(benchmark, program, episodes, num_threads=num_threads, progress=progress)
+    return summarise(records, planned_steps(episodes))
 
 
 def reattach_models(source: FreyrProgram, compiled: FreyrProgram) -> None:

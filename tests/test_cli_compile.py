@@ -73,7 +73,8 @@ def test_compile_json_is_clean_even_when_optimizers_print(freyr) -> None:  # typ
     )
     assert code == 0, err
     data = json.loads(out)  # BootstrapRS prints its progress: it must not reach stdout
-    assert data["after"]["score"] > data["before"]["score"]
+    assert data["after"]["accuracy"] > data["before"]["accuracy"]
+    assert data["after"]["steps"] == data["n_dev"]
     assert data["optimizer"]["name"] == "bootstrap_rs" and data["optimizer"]["budget"] == 1
     assert data["n_train"] + data["n_dev"] == 10
     assert data["artifact"].endswith("compiled/todo.json")

@@ -126,3 +126,7 @@ def test_compile_best_writes_an_artifact_with_the_searched_assignment(
     assert meta["assignment"]["parameters"]["model"] == PP
     assert meta["optimizer"]["name"] == "labeled"
     assert data["compiled"]["dev_score"] == 1.0
+    # the metadata freyr compile writes: the dev scores it measured, on the trainset it hashed
+    assert meta["scores"]["after"] == 1.0 and meta["scores"]["dev_size"] >= 1
+    assert meta["scores"]["tokens_per_request_after"] > 0
+    assert meta["benchmark"] == "skills" and meta["trainset_sha256"]

@@ -60,7 +60,7 @@ def test_compile_each_benchmark_then_load_the_artifact(
     assert code == 0, captured.err
     summary = json.loads(captured.out)
     assert summary["strategy"] == strategy
-    assert 0.0 <= summary["after"]["score"] <= 1.0
+    assert 0.0 <= summary["after"]["accuracy"] <= 1.0
 
     program = load(out, settings=Settings(project_dir=PROJECT_DIR), root=tmp_path)
     demos = {role: program.role(role).predictors()[0].demos for role in program.role_names}

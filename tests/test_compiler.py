@@ -50,8 +50,8 @@ def test_every_optimizer_improves_a_model_that_needs_teaching(
     program, _ = skilled
     report = _compile(program, project(tmp_path), name)
     assert report.before is not None
-    assert report.before.score < 0.5  # untaught, the fake only gets the chat row right
-    assert report.after.score > report.before.score
+    assert report.before.accuracy < 0.5  # untaught, the fake only gets the chat row right
+    assert report.after.accuracy > report.before.accuracy
     assert report.n_train + report.n_dev == 10
     # every role plays on its original model again (optimizers that reset_copy drop LMs)
     for _, predictor in report.program.named_predictors():
@@ -132,7 +132,7 @@ def test_compile_is_deterministic_for_a_seed(
     first = _compile(program, settings, "bootstrap_rs", budget=2, seed=3)
     second = _compile(program, settings, "bootstrap_rs", budget=2, seed=3)
     assert program_state(first.program) == program_state(second.program)
-    assert first.after == second.after or first.after.score == second.after.score
+    assert first.after == second.after or first.after.accuracy == second.after.accuracy
 
 
 def test_simba_refuses_mixed_models(
@@ -212,7 +212,7 @@ def test_compile_save_load_run_on_the_embedded_default(tmp_path: Path) -> None:
         devset=examples[6:7],
         evaluate_before=False,
     )
-    assert report.after.n == 1 and report.after.tokens_per_request > 0
+    assert report.after.steps == 1 and report.after.tokens > 0
     assert len(report.program.role("intent").predict.demos) == 1
     path = save(
         report.program,

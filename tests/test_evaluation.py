@@ -21,7 +21,7 @@ from freyr_dspy.errors import (
     UnknownNameError,
     UnknownRoleError,
 )
-from freyr_dspy.evaluation import EvalConfig, Evaluation, StepRecord, evaluate
+from freyr_dspy.evaluation import EvalConfig, EvalRun, StepRecord, evaluate
 from freyr_dspy.evaluation import harness as harness_module
 from freyr_dspy.evaluation.plan import make_plan, seeded
 from freyr_dspy.program import FreyrProgram
@@ -56,7 +56,7 @@ def config(**changes: Any) -> EvalConfig:
     return replace(base, **changes)
 
 
-def comparable(evaluation: Evaluation) -> list[dict[str, Any]]:
+def comparable(evaluation: EvalRun) -> list[dict[str, Any]]:
     """Records without wall-clock seconds (the only value that differs between runs)."""
     return [{**r.to_json(), "seconds": None} for r in evaluation.records]
 

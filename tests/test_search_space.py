@@ -9,7 +9,6 @@ import optuna
 import pytest
 
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.schemas import Failure
 from freyr_dspy.search import EvaluationCache, SearchSpace, TrialConfig, baseline, suggest
 from freyr_dspy.search.space import TrialPicker, parse_bounds, parse_candidates, supports_top_k
 from freyr_dspy.search.storage import redact, storage_url
@@ -175,43 +174,3 @@ def test_unknown_storage_schemes_and_passwords() -> None:
         storage_url("redis://h:6379")
     assert redact("postgresql://freyr:s3cret@h:5432/db") == "postgresql://freyr:***@h:5432/db"
     assert redact("postgresql://freyr@h/db") == "postgresql://freyr@h/db"
-
-
-def test_step_records_reduce_to_an_evaluation() -> None:
-    from freyr_dspy.evaluation.runner import StepRecord
-    from freyr_dspy.search.objective import summarise
-
-    def record(
-        success: float, kind: str | None = None, failure: Failure | None = None
-    ) -> StepRecord:
-        return StepRecord(
-            benchmark="b",
-            strategy="freyr",
-            run=0,
-            case="c",
-            episode="e",
-            step="s",
-            success=success,
-            metrics={"intents": success},
-            failure_kind=kind,
-            diagnostics={"failure": failure.model_dump() if failure else None},
-            input_tokens=90,
-            output_tokens=10,
-            lm_calls=2,
-            seconds=0.5,
-        )
-
-    records = [
-        record(1.0),
-        record(0.0, "state"),
-        record(0.0, None, Failure(kind="model", detail="intent model failed: [x] timeout")),
-    ]
-    evaluation = summarise(records, total_steps=4)  # one step never ran (stop on failure)
-
-    assert evaluation.accuracy == 0.25
-    assert (evaluation.tokens, evaluation.latency) == (100.0, 0.5)
-    assert (evaluation.steps, evaluation.steps_run, evaluation.model_failures) == (4, 3, 1)
-    assert evaluation.model_failure == "intent model failed: [x] timeout"
-    assert evaluation.metrics == {"intents": 0.3333}
-    assert evaluation.failure_kinds == {"state": 1}
-    assert evaluation.value("tokens") == 100.0

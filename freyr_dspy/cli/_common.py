@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -62,3 +64,24 @@ def read_json_file(path: Path) -> Any:
         raise DataError(path, exc.lineno, f"invalid JSON: {exc.msg}") from exc
     except OSError as exc:
         raise DataError(path, None, f"cannot read: {exc.strerror}") from exc
+
+
+@contextmanager
+def progress_bar(desc: str, *, unit: str) -> Iterator[Callable[[int, int], None] | None]:
+    """Yield a ``(done, total)`` callback drawing a bar on stderr; None when it is no terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from tqdm import tqdm
+
+    bar = tqdm(total=0, unit=unit, file=sys.stderr, dynamic_ncols=True, desc=desc)
+
+    def update(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    try:
+        yield update
+    finally:
+        bar.close()

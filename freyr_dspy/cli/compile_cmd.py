@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -12,8 +11,14 @@ from typing import Any
 import click
 
 from freyr_dspy.assignment import build_assignment
-from freyr_dspy.cli._common import echo_json, json_option, make_settings, model_options
-from freyr_dspy.compiler import CompileReport, EvalSummary
+from freyr_dspy.cli._common import (
+    echo_json,
+    json_option,
+    make_settings,
+    model_options,
+    progress_bar,
+)
+from freyr_dspy.compiler import CompileReport
 from freyr_dspy.errors import ConfigError, UnknownRoleError
 
 __all__ = ["command", "parse_options"]
@@ -131,7 +136,7 @@ def command(
         )
     )
     # NOTE: some DSPy optimizers print their progress; stdout is kept for the results.
-    with contextlib.redirect_stdout(sys.stderr):
+    with contextlib.redirect_stdout(sys.stderr), progress_bar("dev", unit="step") as progress:
         report = compile_program(
             program,
             benchmark,
@@ -139,7 +144,7 @@ def command(
             settings=settings,
             options=options,
             dev_fraction=dev_fraction,
-            progress=sys.stderr.isatty(),
+            progress=progress,
         )
     meta = report_meta(report, benchmark=benchmark.name, options=options, cache=settings.cache)
     path = save(report.program, out or settings.compiled_dir / f"{benchmark.name}.json", meta)
@@ -179,17 +184,14 @@ def parse_options(specs: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _summary(report: CompileReport, benchmark: str, path: Path) -> dict[str, Any]:
-    def scores(summary: EvalSummary | None) -> dict[str, Any] | None:
-        return None if summary is None else dataclasses.asdict(summary)
-
     return {
         "benchmark": benchmark,
         "strategy": report.program.strategy_name,
         "optimizer": report.config.model_dump(),
         "n_train": report.n_train,
         "n_dev": report.n_dev,
-        "before": scores(report.before),
-        "after": scores(report.after),
+        "before": report.before.to_json() if report.before else None,
+        "after": report.after.to_json(),
         "trainset_sha256": report.trainset_sha256,
         "seconds": report.seconds,
         "artifact": str(path),
@@ -207,8 +209,8 @@ def _render(summary: dict[str, Any], report: CompileReport) -> None:
             continue
         subs = ", ".join(f"{k} {v:.2f}" for k, v in scores.metrics.items())
         click.echo(
-            f"dev score {label + ':':<7} {scores.score:.3f}  ({subs}; "
-            f"{scores.tokens_per_request:.0f} tokens/request; "
-            f"failures {scores.failures or 'none'})"
+            f"dev score {label + ':':<7} {scores.accuracy:.3f}  ({subs}; "
+            f"{scores.tokens:.0f} tokens/request; "
+            f"failures {scores.failure_kinds or 'none'})"
         )
     click.echo(f"wrote {summary['artifact']}")

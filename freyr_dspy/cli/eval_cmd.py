@@ -6,15 +6,19 @@ report; a progress bar goes to stderr when stderr is a terminal.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from freyr_dspy.cli._common import echo_json, json_option, make_settings, model_options
+from freyr_dspy.cli._common import (
+    echo_json,
+    json_option,
+    make_settings,
+    model_options,
+    progress_bar,
+)
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.evaluation import (
     PAPER_SAMPLING,
@@ -162,7 +166,7 @@ def command(
             err=True,
         )
     else:
-        with _progress_bar() as progress:
+        with progress_bar("eval", unit="unit") as progress:
             evaluation = evaluate(
                 config, checkpoint=checkpoint_path(out), restart=restart, progress=progress
             )
@@ -191,23 +195,3 @@ def _extra(values: dict[str, Any]) -> dict[str, Any]:
         else:
             extra[name] = str(value) if isinstance(value, Path) else value
     return extra
-
-
-@contextmanager
-def _progress_bar() -> Iterator[Callable[[int, int], None] | None]:
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from tqdm import tqdm
-
-    bar = tqdm(total=0, unit="unit", file=sys.stderr, dynamic_ncols=True, desc="eval")
-
-    def update(done: int, total: int) -> None:
-        bar.total = total
-        bar.n = done
-        bar.refresh()
-
-    try:
-        yield update
-    finally:
-        bar.close()

@@ -247,10 +247,9 @@ def _compile_best(
     path, report = compile_best(
         result, bench, settings=settings, options=options, optimizer=optimizer
     )
-    click.echo(
-        f"compiled the best trial into {path} (dev score {report.after.score:.3f})", err=True
-    )
-    return {"path": str(path), "dev_score": report.after.score}
+    dev_score = round(report.after.accuracy, 4)
+    click.echo(f"compiled the best trial into {path} (dev score {dev_score:.3f})", err=True)
+    return {"path": str(path), "dev_score": dev_score}
 
 
 def _data_dir(settings: Any) -> Path:

@@ -1,23 +1,28 @@
 """Benchmark evaluation: run episodes, checkpoint units, aggregate, report."""
 
 from freyr_dspy.evaluation.config import EXTRA_OPTIONS, PAPER_SAMPLING, EvalConfig
-from freyr_dspy.evaluation.harness import Evaluation, evaluate, run_unit
+from freyr_dspy.evaluation.harness import EvalRun, evaluate, run_unit
 from freyr_dspy.evaluation.report import render_text, report_data, write_json
 from freyr_dspy.evaluation.runner import StepRecord, run_episode
+from freyr_dspy.evaluation.scoring import EvalSummary, planned_steps, run_episodes, summarise
 from freyr_dspy.evaluation.units import UnitKey, UnitResult
 
 __all__ = [
     "EXTRA_OPTIONS",
     "PAPER_SAMPLING",
     "EvalConfig",
-    "Evaluation",
+    "EvalRun",
+    "EvalSummary",
     "StepRecord",
     "UnitKey",
     "UnitResult",
     "evaluate",
+    "planned_steps",
     "render_text",
     "report_data",
     "run_episode",
+    "run_episodes",
     "run_unit",
+    "summarise",
     "write_json",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,20 +20,22 @@ from freyr_dspy.errors import ConfigError
 from freyr_dspy.evaluation.checkpoint import Checkpoint
 from freyr_dspy.evaluation.config import EvalConfig
 from freyr_dspy.evaluation.plan import Plan, Unit, build_program, make_plan
-from freyr_dspy.evaluation.runner import StepRecord, run_episode
+from freyr_dspy.evaluation.runner import StepRecord
+from freyr_dspy.evaluation.scoring import Progress, run_episodes
 from freyr_dspy.evaluation.units import UnitKey, UnitResult
 
-__all__ = ["Evaluation", "Progress", "evaluate", "run_unit"]
+__all__ = ["EvalRun", "Progress", "evaluate", "run_unit"]
 
 logger = logging.getLogger(__name__)
 
-#: Called with (finished units, total units) at the start and after every unit.
-Progress = Callable[[int, int], None]
-
 
 @dataclass(frozen=True)
-class Evaluation:
-    """What ``evaluate`` produced: the plan, every unit's result and how many were resumed."""
+class EvalRun:
+    """What ``evaluate`` produced: the plan, every unit's result and how many were resumed.
+
+    A run of ``freyr eval`` can be resumed and holds every record; ``scoring.EvalSummary``
+    is the numbers of one program on some episodes.
+    """
 
     config: EvalConfig
     plan: Plan
@@ -64,7 +66,7 @@ def evaluate(
     restart: bool = False,
     progress: Progress | None = None,
     report_only: bool = False,
-) -> Evaluation:
+) -> EvalRun:
     """Run an evaluation, resuming from ``checkpoint`` when it holds finished units.
 
     Args:
@@ -107,22 +109,22 @@ def evaluate(
     finally:
         store.close()
     units = tuple(finished[unit.key] for unit in plan.units)
-    return Evaluation(config=config, plan=plan, units=units, resumed=resumed)
+    return EvalRun(config=config, plan=plan, units=units, resumed=resumed)
 
 
-def _finished_so_far(plan: Plan, config: EvalConfig, path: Path | None) -> Evaluation:
+def _finished_so_far(plan: Plan, config: EvalConfig, path: Path | None) -> EvalRun:
     if path is None:
         raise ConfigError("a report of finished units needs the checkpoint's --out file")
     stored = Checkpoint(path, config.fingerprint(), config.result_settings(), read_only=True)
     units = tuple(stored.finished[u.key] for u in plan.units if u.key in stored.finished)
-    return Evaluation(config=config, plan=plan, units=units, resumed=len(units))
+    return EvalRun(config=config, plan=plan, units=units, resumed=len(units))
 
 
 def run_unit(unit: Unit, config: EvalConfig) -> UnitResult:
     """Run one unit on a fresh program; records are normalised as a checkpoint stores them."""
     program = build_program(unit.benchmark, unit.contestant, config, run=unit.key.run)
-    records = run_episode(
-        unit.benchmark, program, unit.episode, run=unit.key.run, strategy=unit.contestant.label
+    records = run_episodes(
+        unit.benchmark, program, [unit.episode], run=unit.key.run, strategy=unit.contestant.label
     )
     # NOTE: through JSON and back, so a resumed evaluation equals an uninterrupted one.
     normalised = tuple(StepRecord.from_json(r.to_json()) for r in records)

@@ -16,7 +16,7 @@ from typing import Any
 
 from freyr_dspy._files import write_text_atomic
 from freyr_dspy.evaluation.aggregate import ALL_CASES, METRICS, aggregate_benchmark
-from freyr_dspy.evaluation.harness import Evaluation
+from freyr_dspy.evaluation.harness import EvalRun
 
 __all__ = [
     "MAX_DIAGNOSTIC_LINES",
@@ -41,7 +41,7 @@ _SHORT = {"steps_pct": "Steps", "tokens_in": "Tok in", "tokens_out": "Tok out", 
 MAX_DIAGNOSTIC_LINES = 10
 
 
-def report_data(evaluation: Evaluation) -> dict[str, Any]:
+def report_data(evaluation: EvalRun) -> dict[str, Any]:
     """Everything about an evaluation, JSON-ready: config, aggregates and every raw record.
 
     A benchmark with a ``summarize(records)`` method adds its own metrics under ``summary``.

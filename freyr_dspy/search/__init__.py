@@ -5,7 +5,7 @@ demos, scored by a benchmark on accuracy, tokens and latency; the Pareto front i
 """
 
 from freyr_dspy.search.cache import EvaluationCache
-from freyr_dspy.search.objective import OBJECTIVES, Evaluation, Objective, build_program, evaluate
+from freyr_dspy.search.objective import OBJECTIVES, Objective, build_program
 from freyr_dspy.search.report import format_table, write_report
 from freyr_dspy.search.result import SearchResult, TrialSummary
 from freyr_dspy.search.space import ALL_ROLES, SearchSpace, TrialConfig, baseline, suggest
@@ -15,7 +15,6 @@ from freyr_dspy.search.study import load_episodes, search_assignments
 __all__ = [
     "ALL_ROLES",
     "OBJECTIVES",
-    "Evaluation",
     "EvaluationCache",
     "Objective",
     "SearchResult",
@@ -24,7 +23,6 @@ __all__ = [
     "TrialSummary",
     "baseline",
     "build_program",
-    "evaluate",
     "format_table",
     "load_episodes",
     "open_storage",

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.evaluation.benchmark import Benchmark, EvalOptions
 from freyr_dspy.search.objective import build_program
 from freyr_dspy.search.result import SearchResult, TrialSummary
 from freyr_dspy.settings import Settings
+
+if TYPE_CHECKING:
+    from freyr_dspy.compiler import CompileReport
 
 __all__ = ["compile_best"]
 
@@ -31,7 +34,7 @@ def compile_best(
     optimizer: str = "labeled",
     trial: TrialSummary | None = None,
     path: Path | None = None,
-) -> tuple[Path, Any]:
+) -> tuple[Path, CompileReport]:
     """Compile the best trial (or ``trial``) and save it as an artifact.
 
     Args:
@@ -63,32 +66,10 @@ def compile_best(
     report = compile_program(
         program, benchmark, optimizer_config, settings=settings, options=options
     )
-    meta = artifacts.build_meta(
-        report.program,
-        benchmark=benchmark.name,
-        eval_mode=options.mode,
-        eval_extra=dict(options.extra),
-        optimizer=optimizer_config,
-        trainset_sha256=report.trainset_sha256,
-        n_train=report.n_train,
-        scores=_scores(report),
-    )
+    meta = artifacts.report_meta(report, benchmark=benchmark.name, options=options)
     target = path or (
         settings.compiled_dir / benchmark.name / f"search-{result.study_name}-t{chosen.number}.json"
     )
     saved = artifacts.save(report.program, target, meta)
     logger.info("compiled trial %d of %s into %s", chosen.number, result.study_name, saved)
     return saved, report
-
-
-def _scores(report: Any) -> Any:
-    from freyr_dspy.artifacts import ArtifactScores
-
-    before = report.before
-    return ArtifactScores(
-        before=before.score if before else None,
-        after=report.after.score,
-        dev_size=report.n_dev,
-        tokens_per_request_before=before.tokens_per_request if before else None,
-        tokens_per_request_after=report.after.tokens_per_request,
-    )

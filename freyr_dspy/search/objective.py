@@ -1,7 +1,8 @@
 """The objective of a model-assignment study: build a fresh program, run it, score it.
 
 Every trial builds its program from scratch (no state leaks between trials), runs the
-benchmark's episodes through ``evaluation.run_episode`` and reduces the step records to
+benchmark's episodes through ``evaluation.run_episodes`` and reduces the step records with
+``evaluation.summarise`` (the numbers ``freyr compile`` and ``freyr eval`` report too) to
 ``accuracy`` (mean step success, maximised), ``tokens`` (mean tokens in + out per step run,
 minimised) and ``latency`` (mean LM seconds per step run, minimised). Only JSON reaches
 ``trial.set_user_attr``: the configuration, the evaluation and, for a failed trial, its reason.
@@ -12,16 +13,13 @@ from __future__ import annotations
 import logging
 import os
 import socket
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from freyr_dspy.errors import BackendError
 from freyr_dspy.evaluation.benchmark import Benchmark, Episode, EvalOptions
-from freyr_dspy.evaluation.runner import StepRecord, run_episode
+from freyr_dspy.evaluation.scoring import EvalSummary, planned_steps, run_episodes, summarise
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.schemas import MODEL_FAILURES
 from freyr_dspy.search.cache import EvaluationCache
 from freyr_dspy.search.space import SearchSpace, TrialConfig, TrialPicker, suggest
 
@@ -33,11 +31,8 @@ __all__ = [
     "OBJECTIVES",
     "DemoFn",
     "Direction",
-    "Evaluation",
     "Objective",
     "build_program",
-    "evaluate",
-    "summarise",
     "worker_id",
 ]
 
@@ -56,63 +51,6 @@ LOST_REASONS = ("interrupted", "worker died")
 
 #: ``demo_fn(program, num_demos, config)`` adds few-shot demos to a fresh program.
 DemoFn = Callable[[FreyrProgram, int, TrialConfig], FreyrProgram]
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """What one configuration scored on the episodes."""
-
-    accuracy: float
-    tokens: float
-    latency: float
-    steps: int
-    steps_run: int
-    model_failures: int = 0
-    model_failure: str | None = None
-    #: Mean of each sub-score the benchmark reports (e.g. ``intents``, ``state``).
-    metrics: dict[str, float] = field(default_factory=dict)
-    #: How many steps failed, by the benchmark's failure kind.
-    failure_kinds: dict[str, int] = field(default_factory=dict)
-
-    def value(self, objective: str) -> float:
-        """The value of one objective (``accuracy``, ``tokens`` or ``latency``)."""
-        return float(getattr(self, objective))
-
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Evaluation:
-        """Rebuild from ``to_json`` output (keys this version does not know are ignored)."""
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
-
-
-def summarise(records: Sequence[StepRecord], total_steps: int) -> Evaluation:
-    """Reduce step records to an ``Evaluation``.
-
-    Accuracy divides by every step of the episodes, so steps an episode skipped after a
-    failure count as failed; cost is averaged over the steps that ran.
-    """
-    ran = max(len(records), 1)
-    failures = [str(r.failure or r.failure_kind) for r in records if _model_failed(r)]
-    return Evaluation(
-        accuracy=sum(r.success for r in records) / max(total_steps, 1),
-        tokens=sum(r.input_tokens + r.output_tokens for r in records) / ran,
-        latency=sum(r.seconds for r in records) / ran,
-        steps=total_steps,
-        steps_run=len(records),
-        model_failures=len(failures),
-        model_failure=failures[0] if failures else None,
-        metrics=_mean_metrics(records),
-        failure_kinds=dict(Counter(r.failure_kind for r in records if r.failure_kind)),
-    )
-
-
-def _mean_metrics(records: Sequence[StepRecord]) -> dict[str, float]:
-    names = sorted({name for r in records for name in r.metrics})
-    return {n: round(sum(r.metrics.get(n, 0.0) for r in records) / len(records), 4) for n in names}
 
 
 def build_program(
@@ -136,19 +74,6 @@ def build_program(
             raise ConfigError("num_demos > 0 needs a demo provider (demo_fn); none was given")
         program = demo_fn(program, config.num_demos, config)
     return program
-
-
-def evaluate(
-    benchmark: Benchmark,
-    config: TrialConfig,
-    episodes: Sequence[Episode],
-    options: EvalOptions,
-    demo_fn: DemoFn | None = None,
-) -> Evaluation:
-    """Run every episode on a fresh program for ``config`` and summarise the records."""
-    program = build_program(benchmark, config, options, demo_fn)
-    records = [r for episode in episodes for r in run_episode(benchmark, program, episode)]
-    return summarise(records, sum(len(e.steps) for e in episodes))
 
 
 class Objective:
@@ -196,7 +121,7 @@ class Objective:
         trial.set_user_attr("worker", self.worker)
         key = self.cache_key(config)
         cached = self.cache.get(key)
-        evaluation = Evaluation.from_json(cached) if cached else self._evaluate(trial, config)
+        evaluation = EvalSummary.from_json(cached) if cached else self._evaluate(trial, config)
         if cached is None:
             self.cache.put(
                 key,
@@ -227,9 +152,11 @@ class Objective:
             version=__version__,
         )
 
-    def _evaluate(self, trial: Trial, config: TrialConfig) -> Evaluation:
+    def _evaluate(self, trial: Trial, config: TrialConfig) -> EvalSummary:
         try:
-            evaluation = evaluate(self.benchmark, config, self.episodes, self.options, self.demo_fn)
+            program = build_program(self.benchmark, config, self.options, self.demo_fn)
+            records = run_episodes(self.benchmark, program, self.episodes)
+            evaluation = summarise(records, planned_steps(self.episodes))
         except KeyboardInterrupt:
             trial.set_user_attr("failure", LOST_REASONS[0])
             raise
@@ -252,11 +179,6 @@ class Objective:
 def worker_id() -> str:
     """``host:pid`` of this process, recorded on every trial it runs."""
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _model_failed(record: StepRecord) -> bool:
-    failure = record.failure
-    return record.failure_kind in MODEL_FAILURES or (failure is not None and failure.model_failed)
 
 
 def _one_line(exc: BaseException) -> str:

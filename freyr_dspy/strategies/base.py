@@ -143,7 +143,10 @@ def accepted_config(factory: StrategyFactory, config: Mapping[str, Any]) -> dict
 def setting_names(factory: StrategyFactory) -> list[str]:
     """The settings a strategy factory takes, in its constructor's order."""
     # NOTE: DSPy's module metaclass hides a class's own signature behind ``*args, **kwargs``.
-    target = factory.__init__ if isinstance(factory, type) else factory
+    if isinstance(factory, type):
+        target = next(vars(c)["__init__"] for c in factory.__mro__ if "__init__" in vars(c))
+    else:
+        target = factory
     parameters = inspect.signature(target).parameters.values()
     positional_or_keyword = (
         inspect.Parameter.POSITIONAL_OR_KEYWORD,
