@@ -27,12 +27,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from freyr_dspy._files import write_text_atomic
 from freyr_dspy.errors import ArtifactError, ConfigError, UnknownRoleError
+from freyr_dspy.evaluation.spec import ProgramSpec, build_program, spec_of
 from freyr_dspy.optimizers import OptimizerConfig
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel
 from freyr_dspy.settings import Settings
 from freyr_dspy.signature_dump import signature_hash
-from freyr_dspy.strategies import make_strategy
 
 if TYPE_CHECKING:
     from freyr_dspy.compiler import CompileReport
@@ -61,22 +61,6 @@ FORMAT = "freyr-artifact"
 FORMAT_VERSION = 1
 
 ModelsArg = str | Mapping[str, str | RoleModel] | None
-
-
-class ProgramSpec(BaseModel):
-    """How to rebuild the program's structure."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    domain: str
-    strategy: str
-    max_retries: int
-    state_view: str | None = None
-    catalog_level: str = "brief"
-    adapter: str = "json"
-    #: Off for artifacts written before grounding existed: they keep running as compiled.
-    ground_arguments: bool = False
-    options: dict[str, Any] = Field(default_factory=dict)
 
 
 class ArtifactScores(BaseModel):
@@ -116,20 +100,10 @@ class ArtifactMeta(BaseModel):
 
 def build_meta(program: FreyrProgram, **fields: Any) -> ArtifactMeta:
     """Describe ``program`` (structure, models, signature hashes, versions) plus ``fields``."""
-    spec = ProgramSpec(
-        domain=program.domain.name,
-        strategy=program.strategy_name,
-        max_retries=program.max_retries,
-        state_view=program.state_view,
-        catalog_level=program.catalog_level,
-        adapter=program.adapter,
-        ground_arguments=program.ground_arguments,
-        options=program.strategy.config(),
-    )
     return ArtifactMeta(
         freyr_version=_freyr_version(),
         dspy_version=dspy.__version__,
-        program=spec,
+        program=spec_of(program),
         assignment=dict(program.assignment),
         signature_hashes=role_signature_hashes(program),
         **fields,
@@ -226,7 +200,7 @@ def read_artifact(
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ArtifactError(f'{resolved} is not a freyr artifact (no "format": "{FORMAT}")')
     try:
-        meta = ArtifactMeta.model_validate(document.get("meta"))
+        meta = ArtifactMeta.model_validate(_with_legacy_defaults(document.get("meta")))
     except ValidationError as exc:
         first = " ".join(str(exc).split())[:300]
         raise ArtifactError(f"artifact {resolved} has invalid metadata: {first}") from exc
@@ -287,33 +261,53 @@ def resolve_path(path: str | Path, root: Path) -> Path:
 
 
 def _rebuild(meta: ArtifactMeta, settings: Settings) -> FreyrProgram:
-    spec = meta.program
-    program = None
-    if meta.benchmark:
-        from freyr_dspy.evaluation.benchmark import BENCHMARKS, EvalOptions, load_all
+    """The program the artifact's spec describes, built by its benchmark when installed."""
+    from freyr_dspy.evaluation.benchmark import BENCHMARKS, EvalOptions, load_all
 
+    spec = meta.program
+    benchmark, options = None, None
+    if meta.benchmark:
         load_all()
-        if meta.benchmark in BENCHMARKS:
-            options = EvalOptions(
-                data_dir=benchmark_data_dir(settings),
-                mode=meta.eval_mode or "bootstrap",
-                extra=dict(meta.eval_extra),
-            )
-            program = BENCHMARKS[meta.benchmark].make_program(spec.strategy, options)
-    if program is None:
-        program = FreyrProgram(spec.domain, strategy=spec.strategy)
-    if program.strategy.config() != spec.options:
-        program.strategy = make_strategy(spec.strategy, **spec.options)
+        benchmark = BENCHMARKS.get(meta.benchmark)
+        options = EvalOptions(
+            data_dir=benchmark_data_dir(settings),
+            mode=meta.eval_mode or "bootstrap",
+            extra=dict(meta.eval_extra),
+        )
+    if benchmark is None:
+        spec = spec.model_copy(update={"options": spec.options or {}})
+    try:
+        program = build_program(spec, benchmark=benchmark, eval_options=options)
+    except ConfigError as exc:
+        raise ArtifactError(f"artifact cannot be rebuilt: {exc}") from exc
     if program.domain.name != spec.domain or program.strategy_name != spec.strategy:
         raise ArtifactError(
             f"artifact is for domain {spec.domain!r} / strategy "
             f"{spec.strategy!r}, but rebuilt {program.domain.name!r} / "
             f"{program.strategy_name!r}"
         )
-    program.max_retries, program.state_view = spec.max_retries, spec.state_view
-    program.catalog_level, program.adapter = spec.catalog_level, spec.adapter  # type: ignore[assignment]
-    program.ground_arguments = spec.ground_arguments
     return program
+
+
+#: What a spec field meant when an older artifact left it out.
+_LEGACY_PROGRAM_DEFAULTS = {
+    "adapter": "json",
+    "ground_arguments": False,  # written before grounding existed: runs as compiled
+    "catalog_level": "brief",
+    "state_view": None,
+    "options": {},
+}
+
+
+def _with_legacy_defaults(meta: Any) -> Any:
+    """``meta`` with the spec fields older artifacts did not write set to what they meant.
+
+    A field missing from a spec means "keep the benchmark's choice" now; in an artifact it
+    meant the value the program had then.
+    """
+    if not isinstance(meta, dict) or not isinstance(meta.get("program"), dict):
+        return meta
+    return {**meta, "program": {**_LEGACY_PROGRAM_DEFAULTS, **meta["program"]}}
 
 
 def _check_versions(meta: ArtifactMeta, path: Path) -> None:

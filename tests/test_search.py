@@ -293,7 +293,7 @@ def test_report_files_are_written(settings: Settings) -> None:
 
 def test_demos_come_from_trainset_steps_the_search_does_not_evaluate(settings: Settings) -> None:
     from freyr_dspy.benchmarks import EvalOptions, get_benchmark
-    from freyr_dspy.search.objective import build_program
+    from freyr_dspy.search.objective import build_trial_program
     from freyr_dspy.search.study import evaluation_inputs
 
     space = SearchSpace(
@@ -310,7 +310,9 @@ def test_demos_come_from_trainset_steps_the_search_does_not_evaluate(settings: S
     )
     assert demo_fn is not None and 1 <= len(episodes) < len(fx.CASES)
     config, _ = baseline(space)
-    program = build_program(bench, config.model_copy(update={"num_demos": 2}), options, demo_fn)
+    program = build_trial_program(
+        bench, config.model_copy(update={"num_demos": 2}), options, demo_fn
+    )
 
     demos = [d for p in program.predictors() for d in p.demos]
     evaluated = {s.message for e in episodes for s in e.steps}

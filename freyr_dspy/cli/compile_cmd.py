@@ -107,13 +107,15 @@ def command(
     from freyr_dspy.artifacts import benchmark_data_dir, report_meta, save
     from freyr_dspy.benchmarks import EvalOptions, get_benchmark
     from freyr_dspy.compiler import compile_program
+    from freyr_dspy.evaluation.spec import ProgramSpec, build_program
     from freyr_dspy.optimizers import OptimizerConfig
 
     settings = make_settings(data_dir=data)
     benchmark = get_benchmark(benchmark_name)
     extra = parse_options(extra_specs)
     options = EvalOptions(data_dir=benchmark_data_dir(settings), mode=mode, extra=extra)
-    program = benchmark.make_program(strategy or benchmark.strategies[0], options)
+    spec = ProgramSpec(strategy=strategy or benchmark.strategies[0])
+    program = build_program(spec, benchmark=benchmark, eval_options=options)
     assignment = build_assignment(
         program.role_names,
         default_model=settings.default_model,

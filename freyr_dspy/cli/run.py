@@ -88,23 +88,27 @@ def make_program(
 
     Its keywords are the options ``program_options`` adds, so commands pass them on as they are.
     """
+    from freyr_dspy.evaluation.spec import ProgramSpec, build_program
+    from freyr_dspy.strategies import strategy_roles
+
     settings = make_settings()
     if program_path is not None:
         return load_program(program_path, settings, model_specs, sampling_specs, api_base)
-    program = FreyrProgram(
-        domain, strategy=strategy, max_retries=max_retries, state_view=state_view
+    assignment = build_assignment(
+        strategy_roles(strategy),
+        default_model=settings.default_model,
+        model_specs=model_specs,
+        sampling_specs=sampling_specs,
+        api_base=api_base,
     )
-    program.apply_assignment(
-        build_assignment(
-            program.role_names,
-            default_model=settings.default_model,
-            model_specs=model_specs,
-            sampling_specs=sampling_specs,
-            api_base=api_base,
-        ),
-        cache=settings.cache,
+    spec = ProgramSpec(
+        domain=domain,
+        strategy=strategy,
+        max_retries=max_retries,
+        state_view=state_view,
+        assignment=assignment,
     )
-    return program
+    return build_program(spec, cache=settings.cache)
 
 
 def load_program(

@@ -19,7 +19,7 @@ from typing import Any
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.evaluation.checkpoint import Checkpoint
 from freyr_dspy.evaluation.config import EvalConfig
-from freyr_dspy.evaluation.plan import Plan, Unit, build_program, make_plan
+from freyr_dspy.evaluation.plan import Plan, Unit, build_unit_program, make_plan
 from freyr_dspy.evaluation.runner import StepRecord
 from freyr_dspy.evaluation.scoring import Progress, run_episodes
 from freyr_dspy.evaluation.units import UnitKey, UnitResult
@@ -122,7 +122,7 @@ def _finished_so_far(plan: Plan, config: EvalConfig, path: Path | None) -> EvalR
 
 def run_unit(unit: Unit, config: EvalConfig) -> UnitResult:
     """Run one unit on a fresh program; records are normalised as a checkpoint stores them."""
-    program = build_program(unit.benchmark, unit.contestant, config, run=unit.key.run)
+    program = build_unit_program(unit.benchmark, unit.contestant, config, run=unit.key.run)
     records = run_episodes(
         unit.benchmark, program, [unit.episode], run=unit.key.run, strategy=unit.contestant.label
     )

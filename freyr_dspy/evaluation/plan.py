@@ -17,6 +17,7 @@ from freyr_dspy.assignment import parse_model_specs, parse_sampling_specs
 from freyr_dspy.errors import ConfigError, DataError, UnknownRoleError
 from freyr_dspy.evaluation.benchmark import Benchmark, Episode, get_benchmark
 from freyr_dspy.evaluation.config import EvalConfig
+from freyr_dspy.evaluation.spec import ProgramSpec, build_program
 from freyr_dspy.evaluation.units import UnitKey
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel, Sampling
@@ -26,7 +27,7 @@ __all__ = [
     "Contestant",
     "Plan",
     "Unit",
-    "build_program",
+    "build_unit_program",
     "make_plan",
     "resolve_assignment",
     "seeded",
@@ -82,7 +83,7 @@ def make_plan(config: EvalConfig) -> Plan:
         for contestant in contestants[name]:
             # NOTE: built once up front so that bad models, roles or artifacts fail before
             # any LM call is paid for.
-            roles.update(build_program(benchmark, contestant, config, run=0).role_names)
+            roles.update(build_unit_program(benchmark, contestant, config, run=0).role_names)
     _check_roles(config, roles)
     units: list[Unit] = []
     for name, benchmark in benchmarks.items():
@@ -137,7 +138,7 @@ def _episodes(benchmark: Benchmark, config: EvalConfig) -> list[Episode]:
     return episodes
 
 
-def build_program(
+def build_unit_program(
     benchmark: Benchmark, contestant: Contestant, config: EvalConfig, *, run: int
 ) -> FreyrProgram:
     """Build a fresh program for one unit, with its models and the run's seed.
@@ -149,7 +150,10 @@ def build_program(
     if contestant.program_path is not None:
         program = _load_artifact(contestant.program_path, config)
     else:
-        program = benchmark.make_program(str(contestant.strategy), config.options())
+        spec = ProgramSpec(strategy=str(contestant.strategy))
+        program = build_program(spec, benchmark=benchmark, eval_options=config.options())
+    # NOTE: the roles are known once the program is built (they follow the benchmark's
+    # strategy settings), so the assignment is resolved against them afterwards.
     assignment = resolve_assignment(program.role_names, program.assignment, config)
     program.apply_assignment({role: seeded(spec, run) for role, spec in assignment.items()})
     return program

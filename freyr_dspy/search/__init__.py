@@ -5,7 +5,7 @@ demos, scored by a benchmark on accuracy, tokens and latency; the Pareto front i
 """
 
 from freyr_dspy.search.cache import EvaluationCache
-from freyr_dspy.search.objective import OBJECTIVES, Objective, build_program
+from freyr_dspy.search.objective import OBJECTIVES, Objective, build_trial_program
 from freyr_dspy.search.report import format_table, write_report
 from freyr_dspy.search.result import SearchResult, TrialSummary
 from freyr_dspy.search.space import ALL_ROLES, SearchSpace, TrialConfig, baseline, suggest
@@ -22,7 +22,7 @@ __all__ = [
     "TrialConfig",
     "TrialSummary",
     "baseline",
-    "build_program",
+    "build_trial_program",
     "format_table",
     "load_episodes",
     "open_storage",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.evaluation.benchmark import Benchmark, EvalOptions
-from freyr_dspy.search.objective import build_program
+from freyr_dspy.search.objective import build_trial_program
 from freyr_dspy.search.result import SearchResult, TrialSummary
 from freyr_dspy.settings import Settings
 
@@ -60,7 +60,7 @@ def compile_best(
     config = chosen.trial_config() if chosen else None
     if chosen is None or config is None:
         raise ConfigError(f"study {result.study_name!r} has no finished trial to compile")
-    program = build_program(benchmark, config, options)
+    program = build_trial_program(benchmark, config, options)
     demos = {"max_demos": config.num_demos} if config.num_demos else {}
     optimizer_config = OptimizerConfig(name=optimizer, **demos)  # type: ignore[arg-type]
     report = compile_program(

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from freyr_dspy.errors import BackendError
 from freyr_dspy.evaluation.benchmark import Benchmark, Episode, EvalOptions
 from freyr_dspy.evaluation.scoring import EvalSummary, planned_steps, run_episodes, summarise
+from freyr_dspy.evaluation.spec import ProgramSpec, build_program
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.search.cache import EvaluationCache
 from freyr_dspy.search.space import SearchSpace, TrialConfig, TrialPicker, suggest
@@ -32,7 +33,7 @@ __all__ = [
     "DemoFn",
     "Direction",
     "Objective",
-    "build_program",
+    "build_trial_program",
     "worker_id",
 ]
 
@@ -53,7 +54,7 @@ LOST_REASONS = ("interrupted", "worker died")
 DemoFn = Callable[[FreyrProgram, int, TrialConfig], FreyrProgram]
 
 
-def build_program(
+def build_trial_program(
     benchmark: Benchmark,
     config: TrialConfig,
     options: EvalOptions,
@@ -66,9 +67,10 @@ def build_program(
     """
     from freyr_dspy.errors import ConfigError
 
-    program = benchmark.make_program(config.strategy, options)
-    program.max_retries = config.max_retries
-    program.apply_assignment(config.assignment)
+    spec = ProgramSpec(
+        strategy=config.strategy, max_retries=config.max_retries, assignment=config.assignment
+    )
+    program = build_program(spec, benchmark=benchmark, eval_options=options)
     if config.num_demos:
         if demo_fn is None:
             raise ConfigError("num_demos > 0 needs a demo provider (demo_fn); none was given")
@@ -154,7 +156,7 @@ class Objective:
 
     def _evaluate(self, trial: Trial, config: TrialConfig) -> EvalSummary:
         try:
-            program = build_program(self.benchmark, config, self.options, self.demo_fn)
+            program = build_trial_program(self.benchmark, config, self.options, self.demo_fn)
             records = run_episodes(self.benchmark, program, self.episodes)
             evaluation = summarise(records, planned_steps(self.episodes))
         except KeyboardInterrupt:

@@ -1,0 +1,126 @@
+"""``ProgramSpec``: everything that builds a program except its trained state; one factory.
+
+Every place that builds a program goes through ``build_program``: ``freyr run``/``chat``
+(a domain), ``freyr compile``/``eval``/``search`` (a benchmark, whose ``make_program``
+supplies the domain, the toolbox and any prompt variant), and ``freyr_dspy.load`` (the spec
+an artifact recorded). A field left None keeps what the benchmark, or ``FreyrProgram``,
+chooses; ``spec_of`` writes every field, so an artifact rebuilds exactly what was compiled.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from freyr_dspy.errors import ConfigError
+from freyr_dspy.program import AdapterName, FreyrProgram
+from freyr_dspy.schemas import RoleModel
+from freyr_dspy.strategies import make_strategy
+from freyr_dspy.tools import CatalogLevel
+
+if TYPE_CHECKING:
+    from freyr_dspy.evaluation.benchmark import Benchmark, EvalOptions
+
+__all__ = ["ProgramSpec", "build_program", "spec_of"]
+
+
+class ProgramSpec(BaseModel):
+    """How to build a program: strategy and its settings, program settings, role models."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    strategy: str
+    #: The strategy's settings (``StrategyModule.config()``); None keeps the benchmark's.
+    options: dict[str, Any] | None = None
+    #: Needed without a benchmark; with one, it must name the benchmark's domain.
+    domain: str | None = None
+    max_retries: int | None = None
+    state_view: str | None = None
+    catalog_level: str | None = None
+    adapter: str | None = None
+    ground_arguments: bool | None = None
+    #: Role -> model and sampling. Not written with the spec: an artifact records it beside.
+    assignment: dict[str, RoleModel] = Field(default_factory=dict, exclude=True)
+
+
+def spec_of(program: FreyrProgram) -> ProgramSpec:
+    """The complete spec of ``program`` (every field set, its assignment included)."""
+    return ProgramSpec(
+        strategy=program.strategy_name,
+        options=program.strategy.config(),
+        domain=program.domain.name,
+        max_retries=program.max_retries,
+        state_view=program.state_view,
+        catalog_level=program.catalog_level,
+        adapter=program.adapter,
+        ground_arguments=program.ground_arguments,
+        assignment=dict(program.assignment),
+    )
+
+
+def build_program(
+    spec: ProgramSpec,
+    *,
+    benchmark: Benchmark | None = None,
+    eval_options: EvalOptions | None = None,
+    cache: bool = False,
+) -> FreyrProgram:
+    """Build the program ``spec`` describes.
+
+    Args:
+        spec: what to build.
+        benchmark: builds the program for the strategy first (domain, toolbox, prompt
+            variant); without one, ``spec.domain`` names the domain.
+        eval_options: the benchmark's options (data directory, ``extra``); required with a
+            benchmark.
+        cache: whether the role models use the DSPy cache.
+
+    Raises:
+        ConfigError: a spec with neither benchmark nor domain, a domain the benchmark does not
+            have, or a strategy setting the strategy does not take.
+        UnknownRoleError: the assignment names a role the strategy does not have.
+        UnknownModelError: for a model id no backend understands.
+    """
+    program = _base_program(spec, benchmark, eval_options)
+    if spec.options is not None and program.strategy.config() != spec.options:
+        # NOTE: a strategy rebuilt here loses what the benchmark changed in its roles (NLT's
+        # paper prompt); the benchmark's own settings make the same config and are kept.
+        program.strategy = make_strategy(spec.strategy, **spec.options)
+    _apply_settings(program, spec)
+    if spec.assignment:
+        program.apply_assignment(spec.assignment, cache=cache)
+    return program
+
+
+def _base_program(
+    spec: ProgramSpec, benchmark: Benchmark | None, eval_options: EvalOptions | None
+) -> FreyrProgram:
+    if benchmark is None:
+        if spec.domain is None:
+            raise ConfigError("a program spec without a benchmark needs a domain")
+        strategy = make_strategy(spec.strategy, **(spec.options or {}))
+        return FreyrProgram(spec.domain, strategy=strategy)
+    if eval_options is None:
+        raise ConfigError(f"building a {benchmark.name} program needs its evaluation options")
+    program = benchmark.make_program(spec.strategy, eval_options)
+    if spec.domain is not None and program.domain.name != spec.domain:
+        raise ConfigError(
+            f"benchmark {benchmark.name} builds programs of domain {program.domain.name!r}, "
+            f"not {spec.domain!r}"
+        )
+    return program
+
+
+def _apply_settings(program: FreyrProgram, spec: ProgramSpec) -> None:
+    if spec.max_retries is not None:
+        program.max_retries = spec.max_retries
+    if spec.state_view is not None:
+        program.domain.renderer(spec.state_view)  # fail early on an unknown view
+        program.state_view = spec.state_view
+    if spec.catalog_level is not None:
+        program.catalog_level = cast(CatalogLevel, spec.catalog_level)
+    if spec.adapter is not None:
+        program.adapter = cast(AdapterName, spec.adapter)
+    if spec.ground_arguments is not None:
+        program.ground_arguments = spec.ground_arguments
