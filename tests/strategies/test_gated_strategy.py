@@ -11,6 +11,7 @@ from freyr_dspy.domains import Domain
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.roles.library import read_gate
+from freyr_dspy.strategies import make_strategy
 from freyr_dspy.testing import FakeCall, FunctionLM
 from freyr_dspy.tools import Tool, Toolbox
 
@@ -51,7 +52,7 @@ def program(answers: dict[str, Any], **options: Any) -> tuple[FreyrProgram, Func
         return value(call) if callable(value) else value
 
     engine = FunctionLM(answer)
-    prog = FreyrProgram(DOMAIN, strategy="gated", options=options)
+    prog = FreyrProgram(DOMAIN, strategy=make_strategy("gated", **options))
     prog.set_lm(dspy.LM("fake/gate", engine=engine, cache=False))
     return prog, engine
 
@@ -180,10 +181,9 @@ def test_single_library_toolbox_is_not_gated() -> None:
     assert engine.roles_called() == ["intent", "chat"]
 
 
-def test_unknown_inner_strategy_is_a_config_error() -> None:
-    prog, _ = program({}, inner="react")
+def test_unknown_inner_strategy_is_a_config_error_when_built() -> None:
     with pytest.raises(ConfigError, match="unknown inner strategy 'react'"):
-        prog(message="hi")
+        program({}, inner="react")
 
 
 @pytest.mark.parametrize(

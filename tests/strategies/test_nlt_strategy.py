@@ -9,6 +9,7 @@ import pytest
 
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Failure
+from freyr_dspy.strategies import make_strategy
 from freyr_dspy.testing import FakeCall, FunctionLM
 from freyr_dspy.tools import Tool, Toolbox
 
@@ -127,7 +128,8 @@ def spec_only_program(answers: dict[str, Any], **options: Any) -> tuple[FreyrPro
     )
     engine = FunctionLM(lambda call: answers.get(call.role))
     prog = FreyrProgram(
-        Domain("spec", "spec-only", make_toolbox=lambda: box), strategy="nlt", options=options
+        Domain("spec", "spec-only", make_toolbox=lambda: box),
+        strategy=make_strategy("nlt", **options),
     )
     prog.set_lm(dspy.LM("fake/spec", engine=engine, cache=False))
     return prog, engine
