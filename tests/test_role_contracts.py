@@ -155,6 +155,15 @@ def test_compiled_demos_are_still_sent_with_the_typed_output() -> None:
     assert enum == [*program.toolbox.names, "conversation"]
 
 
+@pytest.mark.parametrize("name", sorted(p.name for p in COMPILED.glob("*.json")))
+def test_every_shipped_artifact_loads_and_answers(name: str) -> None:
+    """Each artifact in compiled/ rebuilds (benchmark data or not) and runs its roles."""
+    program = freyr_dspy.load(COMPILED / name, root=COMPILED)
+    assert program.assignment and set(program.assignment) == set(program.role_names)
+    engine = fake({"intent": {"intents": ["conversation"]}, "chat": {"reply": "Hello."}})
+    assert run(program, engine, "hello").reply == "Hello."
+
+
 # --------------------------------------------------------------------------- nlt and gated
 
 
