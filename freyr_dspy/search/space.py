@@ -72,6 +72,9 @@ class SearchSpace:
         default_model: the model of roles without candidates.
         seed: sampling seed given to every LM, so a configuration is reproducible.
         max_tokens: output cap of every LM (fixed, not searched); None: the backend's.
+        strategy_roles: strategy -> its roles as the searched benchmark builds it (``gated``
+            holds ``tool_selection`` on NLT, ``intent`` elsewhere); a strategy not named here
+            has the roles of its default configuration. Derived, so not part of ``describe``.
     """
 
     candidates: Mapping[str, tuple[str, ...]]
@@ -85,6 +88,7 @@ class SearchSpace:
     default_model: str = DEFAULT_MODEL
     seed: int | None = 0
     max_tokens: int | None = None
+    strategy_roles: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.strategies:
@@ -100,6 +104,14 @@ class SearchSpace:
         ):
             if bounds is not None and not 0 <= bounds[0] <= bounds[1]:
                 raise ConfigError(f"bad range for {name}: {bounds}; expected 0 <= LOW <= HIGH")
+
+    def roles_of(self, strategy: str) -> tuple[str, ...]:
+        """The roles that need a model when ``strategy`` is chosen."""
+        if strategy in self.strategy_roles:
+            return tuple(self.strategy_roles[strategy])
+        from freyr_dspy.strategies import strategy_roles
+
+        return strategy_roles(strategy)
 
     def models_for(self, role: str) -> tuple[str, ...]:
         """The candidate models of one role."""
@@ -216,10 +228,8 @@ def suggest(picker: Picker, space: SearchSpace) -> TrialConfig:
 
     The strategy is chosen first because it decides which roles need a model.
     """
-    from freyr_dspy.strategies import strategy_roles
-
     strategy = _choose(picker, "strategy", space.strategies, space.strategies[0])
-    roles = strategy_roles(strategy)
+    roles = space.roles_of(strategy)
     models = {
         role: _choose(picker, f"model.{role}", space.models_for(role), space.models_for(role)[0])
         for role in roles

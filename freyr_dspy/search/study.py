@@ -44,6 +44,7 @@ __all__ = [
     "run_trials",
     "search_assignments",
     "validate_space",
+    "with_benchmark_roles",
 ]
 
 logger = logging.getLogger(__name__)
@@ -112,8 +113,9 @@ def search_assignments(
     bench = get_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
     space = as_space(candidates, seed=seed, default_model=settings.default_model)
     objectives = check_objectives(objectives)
-    validate_space(space)
     options = options or EvalOptions(data_dir=settings.data_dir or Path())
+    space = with_benchmark_roles(space, bench, options)
+    validate_space(space)
     episodes, demo_fn = evaluation_inputs(
         bench, space, settings, options, episodes=episodes, split=split, demo_fn=demo_fn
     )
@@ -186,6 +188,18 @@ def as_space(
     return SearchSpace(candidates=lists, seed=seed, default_model=default_model)
 
 
+def with_benchmark_roles(
+    space: SearchSpace, benchmark: Benchmark, options: EvalOptions
+) -> SearchSpace:
+    """``space`` with each strategy's roles as ``benchmark`` builds its program.
+
+    A benchmark may build a strategy with settings of its own (NLT runs ``gated`` around
+    ``nlt``), and the roles follow the settings: only these roles get models.
+    """
+    roles = {s: benchmark.make_program(s, options).role_names for s in space.strategies}
+    return replace(space, strategy_roles=roles)
+
+
 def check_objectives(objectives: Sequence[str]) -> tuple[str, ...]:
     """Validate objective names (no duplicates, at least one).
 
@@ -212,9 +226,8 @@ def validate_space(space: SearchSpace) -> None:
         UnknownModelError: for a model id no backend understands.
     """
     from freyr_dspy.backends import make_lm
-    from freyr_dspy.strategies import strategy_roles
 
-    roles = {r for s in space.strategies for r in strategy_roles(s)}
+    roles = {r for s in space.strategies for r in space.roles_of(s)}
     for role in space.candidates:
         if role != ALL_ROLES and role not in roles:
             raise UnknownRoleError(role, sorted(roles))

@@ -240,3 +240,26 @@ def test_summary_statistics() -> None:
     assert (nlt["runs"], nlt["inputs"], nlt["requests"]) == (2, 2, 4)
     assert summary["tokens_in_vs_native"] == {"nlt": 0.5}
     assert summarize_records(records[4:])["tokens_in_vs_native"] == {}
+
+
+def test_a_search_gives_models_to_the_roles_the_benchmark_builds(options: EvalOptions) -> None:
+    """NLT builds ``gated`` around ``nlt``: its trials choose a tool_selection model, no intent."""
+    from freyr_dspy.search.space import SearchSpace, baseline
+    from freyr_dspy.search.study import validate_space, with_benchmark_roles
+
+    space = SearchSpace(candidates={"*": ("fake/rules",)}, strategies=("gated", "freyr"))
+    searched = with_benchmark_roles(space, BENCH, options)
+    assert searched.roles_of("gated") == (
+        "library",
+        "tool_selection",
+        "parameters",
+        "summary",
+        "chat",
+    )
+    assert searched.roles_of("freyr") == ("intent", "confirm", "parameters", "summary", "chat")
+    validate_space(searched)
+    config, params = baseline(searched)
+    assert config.strategy == "gated" and "sampling.tool_selection.temperature" in params
+    assert "sampling.intent.temperature" not in params
+    assert set(config.assignment) == set(BENCH.make_program("gated", options).role_names)
+    assert searched.describe() == space.describe()  # derived: the study's identity is unchanged
