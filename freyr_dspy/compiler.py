@@ -21,13 +21,7 @@ from pydantic import BaseModel
 
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.evaluation.benchmark import Benchmark, Episode, EvalOptions
-from freyr_dspy.evaluation.scoring import (
-    EvalSummary,
-    Progress,
-    planned_steps,
-    run_episodes,
-    summarise,
-)
+from freyr_dspy.evaluation.scoring import EvalSummary, Progress, score_program
 from freyr_dspy.metrics import BenchmarkMetric, step_example
 from freyr_dspy.optimizers import OptimizerConfig, optimize
 from freyr_dspy.program import FreyrProgram
@@ -177,13 +171,15 @@ def compile_program(
         train, dev = examples, list(devset)
     episodes, threads = dev_episodes(dev), optimizer.num_threads
     before = (
-        _dev_score(benchmark, program, episodes, threads, progress) if evaluate_before else None
+        score_program(benchmark, program, episodes, num_threads=threads, progress=progress)
+        if evaluate_before
+        else None
     )
     logger.info("compiling %s with %s on %d examples", benchmark.name, optimizer.name, len(train))
     metric = BenchmarkMetric(benchmark, program.coerce_state)
     compiled = optimize(optimizer, program, train, metric)
     reattach_models(program, compiled)
-    after = _dev_score(benchmark, compiled, episodes, threads, progress)
+    after = score_program(benchmark, compiled, episodes, num_threads=threads, progress=progress)
     return CompileReport(
         program=compiled,
         config=optimizer,
@@ -194,17 +190,6 @@ def compile_program(
         trainset_sha256=digest,
         seconds=round(time.perf_counter() - started, 2),
     )
-
-
-def _dev_score(
-    benchmark: Benchmark,
-    program: FreyrProgram,
-    episodes: Sequence[Episode],
-    num_threads: int,
-    progress: Progress | None,
-) -> EvalSummary:
-    records = run_episodes(benchmark, program, episodes, num_threads=num_threads, progress=progress)
-    return summarise(records, planned_steps(episodes))
 
 
 def reattach_models(source: FreyrProgram, compiled: FreyrProgram) -> None:

@@ -4,7 +4,13 @@ from freyr_dspy.evaluation.config import EXTRA_OPTIONS, PAPER_SAMPLING, EvalConf
 from freyr_dspy.evaluation.harness import EvalRun, evaluate, run_unit
 from freyr_dspy.evaluation.report import render_text, report_data, write_json
 from freyr_dspy.evaluation.runner import StepRecord, run_episode
-from freyr_dspy.evaluation.scoring import EvalSummary, planned_steps, run_episodes, summarise
+from freyr_dspy.evaluation.scoring import (
+    EvalSummary,
+    planned_steps,
+    run_episodes,
+    score_program,
+    summarise,
+)
 from freyr_dspy.evaluation.units import UnitKey, UnitResult
 
 __all__ = [
@@ -23,6 +29,7 @@ __all__ = [
     "run_episode",
     "run_episodes",
     "run_unit",
+    "score_program",
     "summarise",
     "write_json",
 ]

@@ -21,7 +21,14 @@ from freyr_dspy.evaluation.runner import StepRecord, run_episode
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import MODEL_FAILURES
 
-__all__ = ["EvalSummary", "Progress", "planned_steps", "run_episodes", "summarise"]
+__all__ = [
+    "EvalSummary",
+    "Progress",
+    "planned_steps",
+    "run_episodes",
+    "score_program",
+    "summarise",
+]
 
 #: Called with (finished, total) at the start and after every finished episode or unit.
 Progress = Callable[[int, int], None]
@@ -134,6 +141,23 @@ def _run_parallel(
         # NOTE: after an error, episodes already running finish; queued ones are dropped.
         pool.shutdown(wait=True, cancel_futures=True)
     return [record for future in futures for record in future.result()]
+
+
+def score_program(
+    benchmark: Benchmark,
+    program: FreyrProgram,
+    episodes: Sequence[Episode],
+    *,
+    num_threads: int = 1,
+    progress: Progress | None = None,
+) -> EvalSummary:
+    """Run ``program`` over ``episodes`` and summarise the records (compile's and search's score).
+
+    Raises:
+        Exception: whatever running an episode raises (see ``run_episodes``).
+    """
+    records = run_episodes(benchmark, program, episodes, num_threads=num_threads, progress=progress)
+    return summarise(records, planned_steps(episodes))
 
 
 def planned_steps(episodes: Sequence[Episode]) -> int:

@@ -1,11 +1,11 @@
 """The objective of a model-assignment study: build a fresh program, run it, score it.
 
 Every trial builds its program from scratch (no state leaks between trials), runs the
-benchmark's episodes through ``evaluation.run_episodes`` and reduces the step records with
-``evaluation.summarise`` (the numbers ``freyr compile`` and ``freyr eval`` report too) to
-``accuracy`` (mean step success, maximised), ``tokens`` (mean tokens in + out per step run,
-minimised) and ``latency`` (mean LM seconds per step run, minimised). Only JSON reaches
-``trial.set_user_attr``: the configuration, the evaluation and, for a failed trial, its reason.
+benchmark's episodes and reduces the step records with ``evaluation.score_program`` (the
+numbers ``freyr compile`` and ``freyr eval`` report too) to ``accuracy`` (mean step success,
+maximised), ``tokens`` (mean tokens in + out per step run, minimised) and ``latency`` (mean LM
+seconds per step run, minimised). Only JSON reaches ``trial.set_user_attr``: the configuration,
+the evaluation and, for a failed trial, its reason.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 
 from freyr_dspy.errors import BackendError
 from freyr_dspy.evaluation.benchmark import Benchmark, Episode, EvalOptions
-from freyr_dspy.evaluation.scoring import EvalSummary, planned_steps, run_episodes, summarise
+from freyr_dspy.evaluation.scoring import EvalSummary, score_program
 from freyr_dspy.evaluation.spec import ProgramSpec, build_program
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.search.cache import EvaluationCache
@@ -157,8 +157,7 @@ class Objective:
     def _evaluate(self, trial: Trial, config: TrialConfig) -> EvalSummary:
         try:
             program = build_trial_program(self.benchmark, config, self.options, self.demo_fn)
-            records = run_episodes(self.benchmark, program, self.episodes)
-            evaluation = summarise(records, planned_steps(self.episodes))
+            evaluation = score_program(self.benchmark, program, self.episodes)
         except KeyboardInterrupt:
             trial.set_user_attr("failure", LOST_REASONS[0])
             raise

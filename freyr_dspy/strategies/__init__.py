@@ -47,9 +47,9 @@ def make_strategy(name: str, **config: Any) -> StrategyModule:
         ConfigError: for a setting the strategy does not take.
     """
     factory = get_strategy(name)
-    unknown = sorted(set(config) - set(accepted_config(factory, config)))
+    takes = setting_names(factory)
+    unknown = sorted(set(config) - set(takes))
     if unknown:
-        takes = setting_names(factory)
         raise ConfigError(
             f"strategy {name!r} takes no setting {', '.join(map(repr, unknown))}; "
             f"it takes: {', '.join(takes) or 'none'}"
