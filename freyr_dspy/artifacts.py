@@ -33,6 +33,7 @@ from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel
 from freyr_dspy.settings import Settings
 from freyr_dspy.signature_dump import signature_hash
+from freyr_dspy.strategies import accepted_config, get_strategy
 
 if TYPE_CHECKING:
     from freyr_dspy.compiler import CompileReport
@@ -274,8 +275,11 @@ def _rebuild(meta: ArtifactMeta, settings: Settings) -> FreyrProgram:
             mode=meta.eval_mode or "bootstrap",
             extra=dict(meta.eval_extra),
         )
-    if benchmark is None:
-        spec = spec.model_copy(update={"options": spec.options or {}})
+    # NOTE: artifacts written before strategies took typed settings recorded the program's
+    # whole options dict (a benchmark's data_dir, inner and respond, given to every strategy);
+    # a strategy is rebuilt from the entries it takes, as it read only those then.
+    settings_taken = accepted_config(get_strategy(spec.strategy), spec.options or {})
+    spec = spec.model_copy(update={"options": settings_taken})
     try:
         program = build_program(spec, benchmark=benchmark, eval_options=options)
     except ConfigError as exc:

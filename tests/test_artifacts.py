@@ -201,6 +201,17 @@ def test_artifacts_keyed_by_role_load_into_the_strategy_module(
     assert demos and [dict(d) for d in loaded.role("intent").predict.demos] == demos
 
 
+def test_artifacts_with_the_old_options_dict_load(
+    compiled: tuple[FreyrProgram, Path, Settings],
+) -> None:
+    """Before typed settings, a program's whole options dict was recorded for any strategy."""
+    _, path, settings = compiled
+    legacy = {"inner": "nlt", "respond": False, "data_dir": "/data"}
+    _edit(path, lambda d: d["meta"]["program"].__setitem__("options", legacy))
+    loaded = load(path, settings=settings)
+    assert loaded.strategy_name == "freyr" and loaded.strategy.config() == {}
+
+
 def test_migrate_state_keys_renames_only_unambiguous_role_keys() -> None:
     expected = {"strategy.library.predict", "strategy.inner.intent.predict"}
     state = {"library.predict": 1, "intent.predict": 2, "summary.predict": 3}
