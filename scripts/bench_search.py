@@ -3,10 +3,13 @@
 Runs a model-assignment search over the embedded models (SmolLM2-135M, Qwen2.5-Coder 0.5B/1.5B) on a
 few dev episodes, with every single-model assignment queued so it is always measured, then
 prints the Pareto front and the best single-model vs the best mixed assignment, and writes
-everything as JSON. Sampling is greedy and fixed so that only the role -> model assignment
-varies (16 configurations for FREYR's four roles and two models); repeats are cache hits.
+everything as JSON. By default sampling is greedy and fixed so that only the role -> model
+assignment varies; repeats are cache hits. ``--strategy``, ``--temperature``, ``--top-p`` and
+``--max-retries`` widen the space (strategy and sampling searched too).
 
     python scripts/bench_search.py --benchmark todo --limit 3 --trials 12
+    python scripts/bench_search.py --benchmark llmaker --limit 10 --trials 24 \
+        --strategy freyr,native --temperature 0,1 --top-p 0.5,1 --objectives accuracy,tokens,latency
 
 Latency is LM seconds per step on this machine and moves with its load; tokens and accuracy
 do not.
@@ -29,6 +32,7 @@ import optuna
 
 from freyr_dspy.benchmarks import EvalOptions, get_benchmark
 from freyr_dspy.search import SearchSpace, baseline, format_table, search_assignments
+from freyr_dspy.search.space import parse_bounds, space_digest
 from freyr_dspy.search.storage import open_storage
 from freyr_dspy.settings import Settings
 
@@ -43,6 +47,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--trials", type=int, default=12)
     parser.add_argument("--models", default=MODELS)
     parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--strategy", default="freyr", help="strategies to choose from, A,B")
+    parser.add_argument("--temperature", default="0,0", help="LOW,HIGH (0.1 grid) or 'off'")
+    parser.add_argument("--top-p", default="off", help="LOW,HIGH (0.05 grid) or 'off'")
+    parser.add_argument("--max-retries", default="1,1", help="LOW,HIGH retries of a failed call")
+    parser.add_argument("--objectives", default="accuracy,tokens")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("runs/bench_search"))
     return parser.parse_args(argv)
@@ -54,22 +63,25 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings(project_dir=Path.cwd(), seed=args.seed)
     bench = get_benchmark(args.benchmark)
     options = EvalOptions(data_dir=_data_dir(settings), limit=args.limit)
+    retries = parse_bounds(args.max_retries, "max-retries") or (1, 1)
     space = SearchSpace(
         candidates={"*": models},
-        temperature=(0.0, 0.0),
-        top_p=None,
+        strategies=tuple(s.strip() for s in args.strategy.split(",") if s.strip()),
+        temperature=parse_bounds(args.temperature, "temperature"),
+        top_p=parse_bounds(args.top_p, "top-p"),
         top_k=None,
-        max_retries=(1, 1),
+        max_retries=(int(retries[0]), int(retries[1])),
+        shared_sampling=True,
         max_tokens=args.max_tokens,
         seed=args.seed,
     )
-    name = f"bench-{args.benchmark}-{args.split}-{args.limit}-s{args.seed}"
+    name = f"bench-{args.benchmark}-{args.split}-{args.limit}-s{args.seed}-{space_digest(space)}"
     storage = args.out / "study.journal"
     common: dict[str, Any] = dict(
         seed=args.seed,
         storage=storage,
         study_name=name,
-        objectives=("accuracy", "tokens"),
+        objectives=tuple(o.strip() for o in args.objectives.split(",") if o.strip()),
         split=args.split,
         options=options,
         settings=settings,

@@ -43,6 +43,7 @@ __all__ = [
     "prepare_study",
     "run_trials",
     "search_assignments",
+    "spread",
     "validate_space",
     "with_benchmark_roles",
 ]
@@ -157,8 +158,8 @@ def evaluation_inputs(
     """The episodes to evaluate on, and the demo provider when ``num_demos`` is searched.
 
     With demos searched on the dev split, a seeded half of the dev episodes is held out for
-    evaluation and the other half feeds the demos; ``options.limit`` then cuts the evaluated
-    half, so a small search still draws demos from the whole other half.
+    evaluation and the other half feeds the demos; ``options.limit`` then picks from the
+    evaluated half, so a small search still draws demos from the whole other half.
 
     Raises:
         ConfigError: when there are no episodes.
@@ -168,7 +169,7 @@ def evaluation_inputs(
         episodes = load_episodes(benchmark, settings, replace(options, limit=None), split)
         if searches_demos and split == "dev" and demo_fn is None:
             episodes = hold_out(episodes, seed=space.seed or 0)
-        episodes = episodes[: options.limit] if options.limit else episodes
+        episodes = spread(episodes, options.limit)
     if not episodes:
         raise ConfigError(f"benchmark {benchmark.name!r} gave no episodes to evaluate")
     if searches_demos and demo_fn is None:
@@ -241,6 +242,7 @@ def load_episodes(
     """The episodes a search evaluates on: ``dev`` (the project's trainsets) or ``test``.
 
     ``dev`` is the default so that choosing a configuration never looks at test data.
+    ``options.limit`` picks that many episodes spread evenly over the split.
 
     Raises:
         ConfigError: for another split name.
@@ -251,7 +253,18 @@ def load_episodes(
         episodes = benchmark.episodes(options)
     else:
         raise ConfigError(f"unknown split {split!r}; expected dev or test")
-    return episodes[: options.limit] if options.limit else episodes
+    return spread(episodes, options.limit)
+
+
+def spread(episodes: Sequence[Episode], limit: int | None) -> list[Episode]:
+    """``limit`` episodes evenly spaced over ``episodes``, in their order (all when None).
+
+    Trainsets are written topic by topic (first rooms, then enemies, ...): the first N rows
+    would measure one kind of request, N spread rows measure them all.
+    """
+    if not limit or limit >= len(episodes):
+        return list(episodes)
+    return [episodes[i * len(episodes) // limit] for i in range(limit)]
 
 
 def default_study_name(
