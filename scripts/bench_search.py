@@ -130,7 +130,7 @@ def compare(result: Any, models: tuple[str, ...]) -> dict[str, Any]:
     mixed = [t for t in done if len(_models(t)) > 1]
     best_single = min(singles, key=result.sort_key) if singles else None
     best_mixed = min(mixed, key=result.sort_key) if mixed else None
-    rows = {f"all {next(iter(_models(t)))}": _row(t) for t in singles}
+    rows = {f"{t.trial_config().strategy}, all {next(iter(_models(t)))}": _row(t) for t in singles}
     verdict = None
     if best_single and best_mixed:
         gain = best_mixed.values["accuracy"] - best_single.values["accuracy"]
@@ -141,8 +141,11 @@ def compare(result: Any, models: tuple[str, ...]) -> dict[str, Any]:
             and best_mixed.values["tokens"] < best_single.values["tokens"],
             "best_accuracy": max(t.values["accuracy"] for t in done),
         }
+    front = {_key(t) for t in result.pareto}
+    mixed_on_front = [_row(t) for t in mixed if _key(t) in front]
     return {
         "models": list(models),
+        "mixed_on_pareto_front": mixed_on_front,
         "single_models": rows,
         "best_single": _row(best_single) if best_single else None,
         "best_mixed": _row(best_mixed) if best_mixed else None,
@@ -156,7 +159,8 @@ def compare(result: Any, models: tuple[str, ...]) -> dict[str, Any]:
 def render_comparison(summary: dict[str, Any]) -> str:
     entries = [(k, v) for k, v in summary["single_models"].items()]
     if summary["best_mixed"]:
-        entries.append(("best mixed: " + summary["best_mixed"]["models"], summary["best_mixed"]))
+        best = summary["best_mixed"]
+        entries.append((f"best mixed: {best['strategy']}, {best['models']}", best))
     width = max(len("assignment"), *(len(label) for label, _ in entries))
     lines = [f"{'assignment':<{width}} {'accuracy':>8} {'tokens':>8} {'latency':>8}  trial"]
     for label, row in entries:
@@ -164,6 +168,11 @@ def render_comparison(summary: dict[str, Any]) -> str:
             f"{label:<{width}} {row['accuracy']:>8.3f} {row['tokens']:>8.0f} "
             f"{row['latency']:>8.2f}  {row['trial']}"
         )
+    front = summary["mixed_on_pareto_front"]
+    lines.append(
+        f"mixed assignments on the Pareto front: {len(front)}"
+        + "".join(f"\n  trial {r['trial']}: {r['models']}" for r in front)
+    )
     verdict = summary["verdict"]
     if verdict:
         single, mixed = summary["best_single"], summary["best_mixed"]
@@ -196,6 +205,7 @@ def _row(trial: Any) -> dict[str, Any]:
         "accuracy": trial.values["accuracy"],
         "tokens": trial.values["tokens"],
         "latency": evaluation.get("latency", 0.0),
+        "strategy": config.strategy,
         "models": config.models_text(),
         "cached": trial.cached,
     }

@@ -6,6 +6,7 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from freyr_dspy.testing import unregister_fake
 
@@ -51,3 +52,33 @@ def test_saved_eval_results_keep_the_tables_not_the_steps_or_paths() -> None:
     assert summary["config"] == {"benchmarks": ["b"], "runs": 1}
     assert (summary["steps_recorded"], summary["units_recorded"]) == (2, 1)
     assert summary["command"] == "freyr eval --benchmark b"
+
+
+def test_the_search_bench_compares_single_model_and_mixed_assignments(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    import json
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import search_fixtures as fx
+
+    fx.install()
+    monkeypatch.chdir(tmp_path)  # the search cache lives under the working directory
+    try:
+        bench = load_script("bench_search")
+        models = f"{fx.PARAM_PRO},{fx.INTENT_PRO}"
+        argv = ["--benchmark", "skills", "--limit", "3", "--trials", "24", "--models", models]
+        assert bench.main([*argv, "--out", str(tmp_path / "out")]) == 0
+    finally:
+        fx.uninstall()
+        sys.path.remove(str(Path(__file__).resolve().parent))
+    summary = json.loads((tmp_path / "out" / "bench_search.json").read_text())
+    singles = summary["single_models"]
+    # neither fake can do both halves of the job alone; the mix of the two can
+    assert set(singles) == {f"freyr, all {fx.PARAM_PRO}", f"freyr, all {fx.INTENT_PRO}"}
+    assert all(row["accuracy"] == 0.0 for row in singles.values())
+    best = summary["best_mixed"]
+    assert best["accuracy"] == 1.0 and summary["verdict"]["wins_on_accuracy"]
+    assert best["trial"] in [row["trial"] for row in summary["mixed_on_pareto_front"]]
+    assert f"intent={fx.INTENT_PRO}" in best["models"]
+    assert f"parameters={fx.PARAM_PRO}" in best["models"]
