@@ -289,6 +289,41 @@ def test_report_files_are_written(settings: Settings) -> None:
     header = files["trials_csv"].read_text(encoding="utf-8").splitlines()[0]
     assert header.startswith("trial,state,baseline,cached,accuracy,tokens,latency,strategy")
     assert len(files["trials_csv"].read_text(encoding="utf-8").splitlines()) == 6
+    svg = files["pareto_svg"].read_text(encoding="utf-8")
+    assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
+
+
+def test_the_svg_plot_marks_the_front_the_baseline_and_the_best(settings: Settings) -> None:
+    from xml.etree import ElementTree
+
+    from freyr_dspy.search.svg import pareto_svg
+
+    space = models_only(intent=(PP, IP), parameters=(IP, PP))
+    result = run(settings, space, 8, seed=3)
+    svg = pareto_svg(result)
+    assert svg is not None
+    root = ElementTree.fromstring(svg)  # well-formed XML
+    ns = "{http://www.w3.org/2000/svg}"
+    titles = [t.text or "" for t in root.iter(f"{ns}title")]
+    finished = [t for t in result.trials if t.state == "COMPLETE"]
+    assert len(titles) == len(finished)  # one dot per finished trial
+    filled = [c for c in root.iter(f"{ns}circle") if c.get("fill") == "#1f6fb4"]
+    front = {t.number for t in result.pareto}
+    assert len(filled) == len([t for t in finished if t.number in front and not t.baseline]) + 1
+    labels = {t.text for t in root.iter(f"{ns}text")}
+    assert {str(n) for n in front} <= labels
+    assert len([r for r in root.iter(f"{ns}rect") if r.get("stroke")]) == 2  # baseline + legend
+    assert any(c.get("stroke") == "#d62728" and c.get("cx") for c in root.iter(f"{ns}circle"))
+
+
+def test_no_svg_plot_without_a_finished_trial(settings: Settings) -> None:
+    from dataclasses import replace
+
+    from freyr_dspy.search.svg import pareto_svg
+
+    result = run(settings, models_only(), 1)
+    failed = [replace(t, state="FAIL") for t in result.trials]
+    assert pareto_svg(replace(result, trials=tuple(failed), pareto=())) is None
 
 
 def test_demos_come_from_trainset_steps_the_search_does_not_evaluate(settings: Settings) -> None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from freyr_dspy._files import write_text_atomic
 from freyr_dspy.search.importance import objective_target
 from freyr_dspy.search.result import SearchResult, TrialSummary
+from freyr_dspy.search.svg import pareto_svg
 
 if TYPE_CHECKING:
     from optuna import Study
@@ -78,7 +79,7 @@ def format_table(result: SearchResult) -> str:
 
 
 def write_report(result: SearchResult, study: Study, out_dir: Path) -> dict[str, Path]:
-    """Write ``report.json``, ``pareto.csv``, ``trials.csv`` and the HTML plots.
+    """Write ``report.json``, ``pareto.csv``, ``trials.csv``, the HTML plots and ``pareto.svg``.
 
     Returns:
         Kind of file -> path, for the files that were written.
@@ -95,6 +96,11 @@ def write_report(result: SearchResult, study: Study, out_dir: Path) -> dict[str,
     _write_csv(files["trials_csv"], pareto_rows(result, result.trials), result.objectives)
     if any(t.state == "COMPLETE" for t in result.trials):
         files.update(write_plots(study, result.objectives, out_dir / "plots"))
+        svg = pareto_svg(result) if {"accuracy", "tokens"} <= set(result.objectives) else None
+        if svg is not None:
+            files["pareto_svg"] = out_dir / "plots" / "pareto.svg"
+            files["pareto_svg"].parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(files["pareto_svg"], svg)
     return files
 
 
