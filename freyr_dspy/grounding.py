@@ -19,6 +19,13 @@ What counts as stated, per value:
 
 Required arguments, and names the tool does not declare, are left alone: validation reports
 those, and the error goes back to the model as feedback.
+
+``copied_examples`` catches the other way small models fill a parameter: they copy the example
+a tool's description gives (``"Event title, e.g. 'Weekly sync'"``) instead of the value the user
+wrote. A value equal to one of the tool's examples, and stated nowhere in the evidence, is
+refused before the tool runs (``Run.execute``), and the refusal goes back as feedback like a
+validation error. Examples are the quoted values after "e.g.", "for example", "such as" or
+"like" in the tool's and its parameters' descriptions, and the JSON schema's ``examples``.
 """
 
 from __future__ import annotations
@@ -31,12 +38,21 @@ from typing import Any
 
 from freyr_dspy.tools import Tool
 
-__all__ = ["Evidence", "ground_arguments"]
+__all__ = ["Evidence", "copied_examples", "examples_of", "ground_arguments"]
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?")
 _NOT_WORD = re.compile(r"[\W_]+")
 #: Shortest one-word value read as an abbreviation of a longer evidence word.
 _ABBREVIATION = 3
+#: A quoted value: 'Lisbon', "ops", `v1.2`, “Lisbon”, ‘Lisbon’.
+_QUOTED_VALUE = r"(?:'[^']+'|\"[^\"]+\"|`[^`]+`|“[^”]+”|‘[^’]+’)"
+#: "e.g. 'Lisbon'", "for example 'a', 'b' or 'c'", "such as `v1.2`": examples are quoted values.
+_EXAMPLE_CLAUSE = re.compile(
+    r"(?:\be\.\s?g\.?|\bfor (?:example|instance)|\bsuch as|\blike)[,:]?\s*"
+    rf"({_QUOTED_VALUE}(?:\s*(?:,|/|\bor\b|\band\b)\s*{_QUOTED_VALUE})*)",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(_QUOTED_VALUE)
 _NUMBER_WORDS = {
     word: float(value)
     for value, word in enumerate(
@@ -108,3 +124,66 @@ def ground_arguments(
 def _words(text: str) -> str:
     """Text as words: case-folded, punctuation as single spaces, padded for whole-word search."""
     return f" {_NOT_WORD.sub(' ', text.casefold()).strip()} "
+
+
+def examples_of(tool: Tool) -> frozenset[str]:
+    """The example values a tool's descriptions and JSON schema give, as words (see above)."""
+    texts = [tool.description, *(p.description for p in tool.parameters)]
+    found = [
+        quoted[1:-1]
+        for text in texts
+        for clause in _EXAMPLE_CLAUSE.findall(text)
+        for quoted in _QUOTED.findall(clause)
+    ]
+    found += [str(value) for value in _schema_examples(tool.schema)]
+    for parameter in tool.parameters:
+        found += [str(value) for value in _schema_examples(parameter.schema)]
+    return frozenset(words for words in map(_words, found) if words.strip())
+
+
+def copied_examples(
+    tool: Tool, arguments: Mapping[str, Any], evidence: Evidence
+) -> list[tuple[str, str]]:
+    """``(argument, value)`` pairs whose text value is one of the tool's examples, unstated.
+
+    Nested values count (an attendee's copied e-mail address); the argument named is the
+    top-level one. A value the user (or the state) did say is never a copy.
+    """
+    examples = examples_of(tool)
+    if not examples:
+        return []
+    return [
+        (name, text)
+        for name, value in arguments.items()
+        for text in _texts(value)
+        if _words(text) in examples and not evidence.states(text)
+    ]
+
+
+def _schema_examples(schema: Any) -> list[Any]:
+    """The ``examples``/``example`` values anywhere in a JSON schema (scalars only)."""
+    if isinstance(schema, Mapping):
+        own = list(schema.get("examples") or []) if isinstance(schema.get("examples"), list) else []
+        if "example" in schema:
+            own.append(schema["example"])
+        nested = [
+            v
+            for key, sub in schema.items()
+            if key not in ("examples", "example")
+            for v in _schema_examples(sub)
+        ]
+        return [v for v in own if isinstance(v, str | int | float)] + nested
+    if isinstance(schema, list):
+        return [v for sub in schema for v in _schema_examples(sub)]
+    return []
+
+
+def _texts(value: Any) -> list[str]:
+    """The text values in ``value`` (itself, or inside lists and objects)."""
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if isinstance(value, Mapping):
+        return [text for item in value.values() for text in _texts(item)]
+    if isinstance(value, list | tuple):
+        return [text for item in value for text in _texts(item)]
+    return []

@@ -46,16 +46,17 @@ from freyr_dspy.assignment import build_assignment
 from freyr_dspy.backends.embedded import shared_engine
 from freyr_dspy.backends.llamacpp import DEFAULT_PREFIX_CACHE_BYTES
 from freyr_dspy.domains import Domain
-from freyr_dspy.evaluation.calls import calls_match, values_equal
+from freyr_dspy.evaluation.calls import calls_match
+from freyr_dspy.grounding import examples_of
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
 from freyr_dspy.settings import DEFAULT_MODEL, FAST_MODEL
-from freyr_dspy.tools import Tool, Toolbox
+from freyr_dspy.tools import Toolbox
 
 SUITE = Path(__file__).parent / "data" / "tool_suite.json"
 STRATEGIES = ("freyr", "nlt", "prompted", "native")
 GREEDY = ["temperature=0", "seed=0"]
-_EXAMPLE = re.compile(r"e\.g\.,? '([^']+)'")
+_WORD = re.compile(r"[^\W_]+")
 
 
 def load_suite() -> tuple[dict[str, Toolbox], list[dict[str, Any]]]:
@@ -85,21 +86,16 @@ def run_request(model: str, strategy: str, toolbox: Toolbox, request: dict[str, 
     return program(message=request["message"], state=request.get("state", "")).result
 
 
-def examples_in(tool: Tool) -> list[str]:
-    """The example values written in a tool's description and its parameters' descriptions."""
-    texts = [tool.description, *(p.description for p in tool.parameters)]
-    return [value for text in texts for value in _EXAMPLE.findall(text)]
-
-
-def copied_examples(result: Result, toolbox: Toolbox) -> int:
-    """Argument values (top level) equal to an example of the called tool's description."""
+def copied_examples_made(result: Result, toolbox: Toolbox) -> int:
+    """Argument values in the calls made that equal an example of the called tool's description
+    (``freyr_dspy.grounding.examples_of``), whether or not the user also said them."""
     copied = 0
     for call in result.calls:
         if call.tool not in toolbox.names:
             continue
-        examples = examples_in(toolbox.get(call.tool))
+        examples = examples_of(toolbox.get(call.tool))
         copied += sum(
-            any(isinstance(v, str) and values_equal(e, v) for e in examples)
+            isinstance(v, str) and f" {' '.join(_WORD.findall(v.casefold()))} " in examples
             for v in call.arguments.values()
         )
     return copied
@@ -121,7 +117,7 @@ def score_row(
         "intents": result.intents,
         "parse_failures": usage.parse_failures,
         "rejected_attempts": sum(len(c.errors) for c in result.calls),
-        "copied_examples": copied_examples(result, toolbox),
+        "copied_examples": copied_examples_made(result, toolbox),
         "dropped_optional": sum(len(c.dropped) for c in result.calls),
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,

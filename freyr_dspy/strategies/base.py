@@ -29,7 +29,7 @@ from freyr_dspy.errors import (
     UnknownRoleError,
     exception_chain,
 )
-from freyr_dspy.grounding import Evidence, ground_arguments
+from freyr_dspy.grounding import Evidence, copied_examples, ground_arguments
 from freyr_dspy.roles import Role, role_class
 from freyr_dspy.roles.parameters import give_up_feedback, gives_up, parameters_contract
 from freyr_dspy.schemas import CallRecord, Failure, FailureKind, Outcome, Result, RoleUsage
@@ -227,6 +227,8 @@ class Run:
     usage: dict[str, RoleUsage] = field(default_factory=dict)
     #: The tools planned so far, kept here so a model failure later in the run still reports them.
     intents: list[str] = field(default_factory=list)
+    #: (tool, argument, value) copies of a description's example already refused once.
+    refused_copies: set[tuple[str, str, str]] = field(default_factory=set)
 
     @property
     def max_retries(self) -> int:
@@ -292,22 +294,58 @@ class Run:
         tool = self.toolbox.resolve(tool_name)
         if tool is None or not self.program.ground_arguments:
             return dict(arguments), []
+        return ground_arguments(tool, arguments, self.evidence())
+
+    def evidence(self) -> Evidence:
+        """What the user and the tools have said so far, for grounding argument values."""
         outcomes = self.render_outcomes() if self.calls else ""
-        evidence = Evidence.of(self.message, self.conversation, self.state_text(), outcomes)
-        return ground_arguments(tool, arguments, evidence)
+        return Evidence.of(self.message, self.conversation, self.state_text(), outcomes)
 
     def execute(self, tool: str, arguments: dict[str, Any]) -> Outcome:
-        """Execute one call; commit the new state only when it succeeds."""
+        """Execute one call; commit the new state only when it succeeds.
+
+        A value copied from the tool's description example (``copied_example_refusal``) is
+        refused once, without running the tool, and the refusal is the call's error.
+        """
+        refusal = self.copied_example_refusal(tool, arguments)
+        if refusal is not None:
+            return Outcome(ok=False, message=refusal)
         execution = self.toolbox.execute(tool, arguments, self.state)
         if execution.outcome.ok:
             self.state = execution.state
         return execution.outcome
 
+    def copied_example_refusal(self, tool_name: str, arguments: dict[str, Any]) -> str | None:
+        """Why ``arguments`` are refused: a value is the description's example, never stated.
+
+        Small models copy "e.g. 'Weekly sync'" into the title instead of the user's words. The
+        copy goes back as an error so the model writes the value again; the same copy written
+        a second time stands, as the user may have meant it. None when nothing was copied, for
+        an unknown tool, and with ``ground_arguments=False``.
+        """
+        tool = self.toolbox.resolve(tool_name)
+        if tool is None or not self.program.ground_arguments:
+            return None
+        copies = [
+            (name, value)
+            for name, value in copied_examples(tool, arguments, self.evidence())
+            if (tool.name, name, value) not in self.refused_copies
+        ]
+        if not copies:
+            return None
+        self.refused_copies.update((tool.name, name, value) for name, value in copies)
+        shown = ", ".join(f"{name}={value!r}" for name, value in copies)
+        return (
+            f"{shown}: the example in the description of {tool.name}, not a value the user "
+            "gave; write the value the request gives"
+        )
+
     def call_with_retries(self, tool_name: str, toolbox: Toolbox | None = None) -> CallRecord:
         """FREYR's inner loop: parameters -> execute -> on error, feed it back and retry.
 
         The parameters role sees only this tool's spec, and its answer is typed by the tool's
-        schema (``parameters_contract``). It gets ``1 + max_retries`` attempts.
+        schema (``parameters_contract``). It gets ``1 + max_retries`` attempts, plus one for
+        each value refused as a copy of the description's example (``copied_example_refusal``).
         After a failure it may give up instead (FREYR's ``OpError``): an operation that no
         arguments can make valid then costs no more attempts, and later calls still run.
         """
@@ -321,7 +359,9 @@ class Run:
         dropped: list[str] = []
         outcome = Outcome(ok=False, message="not attempted")
         gave_up = False
-        for _attempt in range(1 + self.max_retries):
+        attempts_left = 1 + self.max_retries
+        while attempts_left > 0:
+            attempts_left -= 1
             if tool.parameters:
                 prediction = self.call_role(
                     "parameters",
@@ -338,7 +378,12 @@ class Run:
                     outcome, gave_up = Outcome(ok=False, message=message), True
                     break
                 arguments, dropped = self.grounded(tool.name, prediction.arguments)
-            outcome = self.execute(tool.name, arguments)
+            refusal = self.copied_example_refusal(tool.name, arguments)
+            if refusal is not None:  # asking again for the user's value costs no retry
+                attempts_left += 1
+                outcome = Outcome(ok=False, message=refusal)
+            else:
+                outcome = self.execute(tool.name, arguments)
             if outcome.ok:
                 break
             errors.append(outcome.message)
