@@ -38,7 +38,7 @@ from typing import Any
 
 from freyr_dspy.tools import Tool
 
-__all__ = ["Evidence", "copied_examples", "examples_of", "ground_arguments"]
+__all__ = ["Evidence", "copied_examples", "examples_of", "ground_arguments", "without_examples"]
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?")
 _NOT_WORD = re.compile(r"[\W_]+")
@@ -53,6 +53,8 @@ _EXAMPLE_CLAUSE = re.compile(
     re.IGNORECASE,
 )
 _QUOTED = re.compile(_QUOTED_VALUE)
+#: An example clause with the punctuation that joins it to its sentence, for removal.
+_EXAMPLE_REMOVAL = re.compile(r"[,;]?\s*\(?" + _EXAMPLE_CLAUSE.pattern + r"\)?", re.IGNORECASE)
 _NUMBER_WORDS = {
     word: float(value)
     for value, word in enumerate(
@@ -139,6 +141,14 @@ def examples_of(tool: Tool) -> frozenset[str]:
     for parameter in tool.parameters:
         found += [str(value) for value in _schema_examples(parameter.schema)]
     return frozenset(words for words in map(_words, found) if words.strip())
+
+
+def without_examples(text: str) -> str:
+    """``text`` without its example clauses: "Event title, e.g. 'Weekly sync'" -> "Event title".
+
+    The parameters role is shown this after it copied an example, so it cannot copy it again.
+    """
+    return _EXAMPLE_REMOVAL.sub("", text)
 
 
 def copied_examples(

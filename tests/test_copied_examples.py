@@ -22,7 +22,7 @@ EVENT = Tool.from_json_schema(
         "type": "object",
         "properties": {
             "title": {"type": "string", "description": "Event title, e.g. 'Weekly sync'"},
-            "room": {"type": "string", "description": "Room, such as \"Aula\" or \"Lab 2\"."},
+            "room": {"type": "string", "description": 'Room, such as "Aula" or "Lab 2".'},
             "version": {"type": "string", "description": "Tag, e.g. `v1.4.2`."},
             "attendees": {
                 "type": "array",
@@ -163,3 +163,20 @@ def test_prompted_gets_the_refusal_as_an_observation() -> None:
     [call] = result.calls
     assert call.outcome.ok and call.arguments == {"title": "Design review"}
     assert "example in the description" in engine.calls[1].inputs["observations"]
+
+
+def test_without_examples_removes_the_example_clauses_only() -> None:
+    from freyr_dspy.grounding import without_examples
+
+    assert without_examples("Event title, e.g. 'Weekly sync'") == "Event title"
+    assert without_examples('Room, such as "Aula" or "Lab 2".') == "Room."
+    assert without_examples("Tag (e.g. `v1.4.2`).") == "Tag."
+    assert without_examples("A code, e.g. XXOO.") == "A code, e.g. XXOO."  # unquoted: kept
+
+
+def test_after_a_copy_the_parameters_role_sees_no_examples(fake_name: Any) -> None:
+    program, engine = _freyr(["Weekly sync", "Design review"], fake_name)
+    program(message="Book the design review")
+    first, second = [c for c in engine.calls if c.role == "parameters"]
+    assert "e.g. 'Weekly sync'" in first.inputs["tool"]
+    assert "Weekly sync" not in second.inputs["tool"] and "Event title" in second.inputs["tool"]

@@ -29,7 +29,7 @@ from freyr_dspy.errors import (
     UnknownRoleError,
     exception_chain,
 )
-from freyr_dspy.grounding import Evidence, copied_examples, ground_arguments
+from freyr_dspy.grounding import Evidence, copied_examples, ground_arguments, without_examples
 from freyr_dspy.roles import Role, role_class
 from freyr_dspy.roles.parameters import give_up_feedback, gives_up, parameters_contract
 from freyr_dspy.schemas import CallRecord, Failure, FailureKind, Outcome, Result, RoleUsage
@@ -345,9 +345,10 @@ class Run:
 
         The parameters role sees only this tool's spec, and its answer is typed by the tool's
         schema (``parameters_contract``). It gets ``1 + max_retries`` attempts, plus one for
-        each value refused as a copy of the description's example (``copied_example_refusal``).
-        After a failure it may give up instead (FREYR's ``OpError``): an operation that no
-        arguments can make valid then costs no more attempts, and later calls still run.
+        each value refused as a copy of the description's example (``copied_example_refusal``),
+        after which the spec it sees has no examples left. After a failure it may give up
+        instead (FREYR's ``OpError``): an operation that no arguments can make valid then costs
+        no more attempts, and later calls still run.
         """
         box = toolbox or self.toolbox
         tool = box.get(tool_name)
@@ -382,6 +383,7 @@ class Run:
             if refusal is not None:  # asking again for the user's value costs no retry
                 attempts_left += 1
                 outcome = Outcome(ok=False, message=refusal)
+                spec = without_examples(spec)  # what it cannot see, it cannot copy again
             else:
                 outcome = self.execute(tool.name, arguments)
             if outcome.ok:
