@@ -33,12 +33,19 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from freyr_dspy.tools import Tool
 
-__all__ = ["Evidence", "copied_examples", "examples_of", "ground_arguments", "without_examples"]
+__all__ = [
+    "Evidence",
+    "copied_examples",
+    "examples_of",
+    "ground_arguments",
+    "tool_without_examples",
+    "without_examples",
+]
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?")
 _NOT_WORD = re.compile(r"[\W_]+")
@@ -149,6 +156,34 @@ def without_examples(text: str) -> str:
     The parameters role is shown this after it copied an example, so it cannot copy it again.
     """
     return _EXAMPLE_REMOVAL.sub("", text)
+
+
+def tool_without_examples(tool: Tool) -> Tool:
+    """``tool`` as the model sees it with no examples: descriptions and JSON schema cleaned."""
+    parameters = tuple(
+        replace(p, description=without_examples(p.description), schema=_clean_schema(p.schema))
+        for p in tool.parameters
+    )
+    return replace(
+        tool,
+        description=without_examples(tool.description),
+        parameters=parameters,
+        schema=_clean_schema(tool.schema),
+    )
+
+
+def _clean_schema(schema: Any) -> Any:
+    if isinstance(schema, Mapping):
+        return {
+            key: without_examples(value)
+            if key == "description" and isinstance(value, str)
+            else _clean_schema(value)
+            for key, value in schema.items()
+            if key not in ("examples", "example")
+        }
+    if isinstance(schema, list):
+        return [_clean_schema(item) for item in schema]
+    return schema
 
 
 def copied_examples(

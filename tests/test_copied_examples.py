@@ -131,7 +131,8 @@ def test_freyr_asks_again_for_a_copied_value_without_spending_a_retry(fake_name:
     assert call.outcome.ok and call.arguments == {"title": "Design review"}
     assert call.attempts == 2 and "example in the description of create_event" in call.errors[0]
     second = [c for c in engine.calls if c.role == "parameters"][1]
-    assert "'Weekly sync'" in second.inputs["feedback"]
+    assert second.inputs["feedback"].startswith("Calling create_event failed: title: copied")
+    assert "Weekly sync" not in second.prompt  # not in the spec, the schema or the feedback
 
 
 def test_the_same_copy_written_again_stands(fake_name: Any) -> None:
@@ -180,3 +181,4 @@ def test_after_a_copy_the_parameters_role_sees_no_examples(fake_name: Any) -> No
     first, second = [c for c in engine.calls if c.role == "parameters"]
     assert "e.g. 'Weekly sync'" in first.inputs["tool"]
     assert "Weekly sync" not in second.inputs["tool"] and "Event title" in second.inputs["tool"]
+    assert "e.g." not in second.prompt.split("<tool>")[0]  # the schema shown has none either

@@ -6,8 +6,7 @@ from freyr_dspy.search.study import spread
 
 def _episodes(n: int) -> list[Episode]:
     return [
-        Episode(id=f"e{i}", case="c", steps=(Step(id=f"e{i}", message=f"m{i}"),))
-        for i in range(n)
+        Episode(id=f"e{i}", case="c", steps=(Step(id=f"e{i}", message=f"m{i}"),)) for i in range(n)
     ]
 
 

@@ -89,10 +89,14 @@ def parameters_contract(tool: Tool, *, may_give_up: bool = False) -> Contract:
     return {"arguments": arguments}
 
 
-def give_up_feedback(tool: str, arguments: dict[str, Any], error: str) -> str:
-    """The feedback of a failed attempt, offering the opt-out when retrying cannot help."""
+def give_up_feedback(tool: str, arguments: dict[str, Any] | None, error: str) -> str:
+    """The feedback of a failed attempt, offering the opt-out when retrying cannot help.
+
+    ``arguments`` None leaves them out (values the model must not see again).
+    """
+    attempt = f"Calling {tool}" + ("" if arguments is None else f" with {arguments}")
     return (
-        f"Calling {tool} with {arguments} failed: {error}\n"
+        f"{attempt} failed: {error}\n"
         f'If other arguments can fix this, write them. If no arguments can, write {{"{GIVE_UP}": '
         '"<why>"} instead.'
     )

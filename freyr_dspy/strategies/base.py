@@ -29,7 +29,12 @@ from freyr_dspy.errors import (
     UnknownRoleError,
     exception_chain,
 )
-from freyr_dspy.grounding import Evidence, copied_examples, ground_arguments, without_examples
+from freyr_dspy.grounding import (
+    Evidence,
+    copied_examples,
+    ground_arguments,
+    tool_without_examples,
+)
 from freyr_dspy.roles import Role, role_class
 from freyr_dspy.roles.parameters import give_up_feedback, gives_up, parameters_contract
 from freyr_dspy.schemas import CallRecord, Failure, FailureKind, Outcome, Result, RoleUsage
@@ -334,10 +339,11 @@ class Run:
         if not copies:
             return None
         self.refused_copies.update((tool.name, name, value) for name, value in copies)
-        shown = ", ".join(f"{name}={value!r}" for name, value in copies)
+        # The values are not repeated: a small model copies from its feedback as well.
+        names = ", ".join(dict.fromkeys(name for name, _ in copies))
         return (
-            f"{shown}: the example in the description of {tool.name}, not a value the user "
-            "gave; write the value the request gives"
+            f"{names}: copied from the example in the description of {tool.name}, not a value "
+            "the user gave; write the value the request gives"
         )
 
     def call_with_retries(self, tool_name: str, toolbox: Toolbox | None = None) -> CallRecord:
@@ -352,7 +358,7 @@ class Run:
         """
         box = toolbox or self.toolbox
         tool = box.get(tool_name)
-        spec = render_tool_spec(tool)
+        shown = tool  # the tool as the parameters role sees it
         parameter_names = {p.name for p in tool.parameters}
         feedback = "none"
         errors: list[str] = []
@@ -366,11 +372,11 @@ class Run:
             if tool.parameters:
                 prediction = self.call_role(
                     "parameters",
-                    contract=parameters_contract(tool, may_give_up=bool(errors)),
+                    contract=parameters_contract(shown, may_give_up=bool(errors)),
                     conversation=self.conversation,
                     message=self.message,
                     state=self.state_text(),
-                    tool=spec,
+                    tool=render_tool_spec(shown),
                     feedback=feedback,
                 )
                 reason = gives_up(prediction.arguments, parameter_names) if errors else None
@@ -383,13 +389,14 @@ class Run:
             if refusal is not None:  # asking again for the user's value costs no retry
                 attempts_left += 1
                 outcome = Outcome(ok=False, message=refusal)
-                spec = without_examples(spec)  # what it cannot see, it cannot copy again
+                shown = tool_without_examples(tool)  # what it cannot see, it cannot copy again
             else:
                 outcome = self.execute(tool.name, arguments)
             if outcome.ok:
                 break
             errors.append(outcome.message)
-            feedback = give_up_feedback(tool.name, arguments, outcome.message)
+            shown_arguments = None if refusal is not None else arguments
+            feedback = give_up_feedback(tool.name, shown_arguments, outcome.message)
         record = CallRecord(
             tool=tool.name,
             arguments=arguments,
