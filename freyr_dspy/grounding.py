@@ -41,6 +41,7 @@ from freyr_dspy.tools import Tool
 __all__ = [
     "Evidence",
     "copied_examples",
+    "example_values",
     "examples_of",
     "ground_arguments",
     "tool_without_examples",
@@ -186,29 +187,39 @@ def _clean_schema(schema: Any) -> Any:
     return schema
 
 
-def copied_examples(
-    tool: Tool, arguments: Mapping[str, Any], evidence: Evidence
-) -> list[tuple[str, str]]:
-    """``(argument, value)`` pairs whose text value is one of the tool's examples, unstated.
+def example_values(examples: frozenset[str], arguments: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(argument, value)`` pairs whose text value is one of ``examples`` (``examples_of``).
 
     Nested values count (an attendee's copied e-mail address); the argument named is the
-    top-level one. A value the user (or the state) did say is never a copy.
+    top-level one.
     """
-    examples = examples_of(tool)
-    if not examples:
-        return []
     return [
         (name, text)
         for name, value in arguments.items()
         for text in _texts(value)
-        if _words(text) in examples and not evidence.states(text)
+        if _words(text) in examples
+    ]
+
+
+def copied_examples(
+    examples: frozenset[str], arguments: Mapping[str, Any], evidence: Evidence
+) -> list[tuple[str, str]]:
+    """The ``example_values`` of ``arguments`` that nobody stated: copies, not the user's words.
+
+    A value the user (or the state) did say is never a copy.
+    """
+    return [
+        (name, text)
+        for name, text in example_values(examples, arguments)
+        if not evidence.states(text)
     ]
 
 
 def _schema_examples(schema: Any) -> list[Any]:
     """The ``examples``/``example`` values anywhere in a JSON schema (scalars only)."""
     if isinstance(schema, Mapping):
-        own = list(schema.get("examples") or []) if isinstance(schema.get("examples"), list) else []
+        listed = schema.get("examples")
+        own = list(listed) if isinstance(listed, list) else []
         if "example" in schema:
             own.append(schema["example"])
         nested = [

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import sys
 import time
@@ -47,7 +46,7 @@ from freyr_dspy.backends.embedded import shared_engine
 from freyr_dspy.backends.llamacpp import DEFAULT_PREFIX_CACHE_BYTES
 from freyr_dspy.domains import Domain
 from freyr_dspy.evaluation.calls import calls_match
-from freyr_dspy.grounding import examples_of
+from freyr_dspy.grounding import example_values, examples_of
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
 from freyr_dspy.settings import DEFAULT_MODEL, FAST_MODEL
@@ -56,7 +55,6 @@ from freyr_dspy.tools import Toolbox
 SUITE = Path(__file__).parent / "data" / "tool_suite.json"
 STRATEGIES = ("freyr", "nlt", "prompted", "native")
 GREEDY = ["temperature=0", "seed=0"]
-_WORD = re.compile(r"[^\W_]+")
 
 
 def load_suite() -> tuple[dict[str, Toolbox], list[dict[str, Any]]]:
@@ -95,8 +93,8 @@ def copied_examples_made(result: Result, toolbox: Toolbox) -> int:
             continue
         examples = examples_of(toolbox.get(call.tool))
         copied += sum(
-            isinstance(v, str) and f" {' '.join(_WORD.findall(v.casefold()))} " in examples
-            for v in call.arguments.values()
+            isinstance(call.arguments[name], str)
+            for name, _ in example_values(examples, call.arguments)
         )
     return copied
 

@@ -53,13 +53,17 @@ def test_a_tool_without_examples_has_none() -> None:
 
 def test_a_copy_is_an_example_value_nobody_stated_nested_values_included() -> None:
     arguments = {"title": "Weekly Sync", "room": "Kitchen", "attendees": ["ana@example.com"]}
-    found = copied_examples(EVENT, arguments, Evidence.of("Book the design review at 10"))
+    found = copied_examples(
+        examples_of(EVENT), arguments, Evidence.of("Book the design review at 10")
+    )
     assert found == [("title", "Weekly Sync"), ("attendees", "ana@example.com")]
 
 
 def test_an_example_value_the_user_said_is_not_a_copy() -> None:
     stated = Evidence.of("Put the weekly sync in Lab 2")
-    assert copied_examples(EVENT, {"title": "weekly sync", "room": "Lab 2"}, stated) == []
+    assert (
+        copied_examples(examples_of(EVENT), {"title": "weekly sync", "room": "Lab 2"}, stated) == []
+    )
 
 
 # -- in a program: refused once, asked again, a repeated copy stands ---------------------------

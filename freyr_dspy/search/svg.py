@@ -81,21 +81,26 @@ def _axes(xs: _Axis, ys: _Axis, x: str, y: str) -> list[str]:
     ]
     for value in xs.ticks():
         px = xs.place(value)
-        lines.append(
-            f'<line x1="{px:.1f}" y1="{bottom}" x2="{px:.1f}" y2="{bottom + 4}" stroke="black"/>'
-        )
-        lines.append(
-            f'<text x="{px:.1f}" y="{bottom + 16}" text-anchor="middle">{_number(value)}</text>'
-        )
+        lines += _tick((px, bottom, px, bottom + 4), (px, bottom + 16), "middle", value)
     for value in ys.ticks():
         py = ys.place(value)
-        lines.append(
-            f'<line x1="{left - 4}" y1="{py:.1f}" x2="{left}" y2="{py:.1f}" stroke="black"/>'
-        )
-        lines.append(
-            f'<text x="{left - 7}" y="{py + 4:.1f}" text-anchor="end">{_number(value)}</text>'
-        )
+        lines += _tick((left - 4, py, left, py), (left - 7, py + 4), "end", value)
     return lines
+
+
+def _tick(
+    line: tuple[float, float, float, float],
+    label_at: tuple[float, float],
+    anchor: str,
+    value: float,
+) -> list[str]:
+    """A tick mark and its value label."""
+    x1, y1, x2, y2 = line
+    return [
+        f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="black"/>',
+        f'<text x="{label_at[0]:.1f}" y="{label_at[1]:.1f}" text-anchor="{anchor}">'
+        f"{_number(value)}</text>",
+    ]
 
 
 def _front_line(front: list[TrialSummary], xs: _Axis, ys: _Axis, x: str, y: str) -> list[str]:

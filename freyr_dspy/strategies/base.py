@@ -32,6 +32,7 @@ from freyr_dspy.errors import (
 from freyr_dspy.grounding import (
     Evidence,
     copied_examples,
+    examples_of,
     ground_arguments,
     tool_without_examples,
 )
@@ -315,6 +316,10 @@ class Run:
         refusal = self.copied_example_refusal(tool, arguments)
         if refusal is not None:
             return Outcome(ok=False, message=refusal)
+        return self.run_tool(tool, arguments)
+
+    def run_tool(self, tool: str, arguments: dict[str, Any]) -> Outcome:
+        """Execute one call already checked for copied examples; commit the state on success."""
         execution = self.toolbox.execute(tool, arguments, self.state)
         if execution.outcome.ok:
             self.state = execution.state
@@ -331,9 +336,12 @@ class Run:
         tool = self.toolbox.resolve(tool_name)
         if tool is None or not self.program.ground_arguments:
             return None
+        examples = examples_of(tool)
+        if not examples:  # most tools: no evidence to gather
+            return None
         copies = [
             (name, value)
-            for name, value in copied_examples(tool, arguments, self.evidence())
+            for name, value in copied_examples(examples, arguments, self.evidence())
             if (tool.name, name, value) not in self.refused_copies
         ]
         if not copies:
@@ -391,7 +399,7 @@ class Run:
                 outcome = Outcome(ok=False, message=refusal)
                 shown = tool_without_examples(tool)  # what it cannot see, it cannot copy again
             else:
-                outcome = self.execute(tool.name, arguments)
+                outcome = self.run_tool(tool.name, arguments)
             if outcome.ok:
                 break
             errors.append(outcome.message)
