@@ -75,6 +75,9 @@ class OptimizerConfig(BaseModel):
         bsize: SIMBA's mini-batch size (lowered to the trainset size when larger).
         demo_roles: the roles that keep demos (None: every role). A tiny model copies
             demo values into other tools' arguments; ``("intent",)`` avoids that.
+        demo_omit: input fields left out of every demo (e.g. ``("tools",)``: the catalog is
+            in the real request anyway, so a demo need not repeat it, and an artifact then
+            carries no tool descriptions).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -89,6 +92,7 @@ class OptimizerConfig(BaseModel):
     num_threads: int = Field(default=1, ge=1)
     bsize: int = Field(default=4, ge=1)
     demo_roles: tuple[str, ...] | None = None
+    demo_omit: tuple[str, ...] = ()
 
     @property
     def effective_budget(self) -> int:
@@ -126,12 +130,20 @@ def optimize(
         for predictor in compiled.role(role).predictors():
             if config.demo_roles is not None and role not in config.demo_roles:
                 predictor.demos = []
-            elif config.demo_field_maxlen:
-                keep = list(predictor.signature.output_fields)
-                predictor.demos = [
-                    shorten(d, config.demo_field_maxlen, keep=keep) for d in predictor.demos
-                ]
+            else:
+                predictor.demos = [_trim(d, predictor, config) for d in predictor.demos]
     return compiled
+
+
+def _trim(demo: dspy.Example, predictor: dspy.Predict, config: OptimizerConfig) -> dspy.Example:
+    """A demo without the omitted input fields, its long inputs cut; answers stay whole."""
+    omitted = set(config.demo_omit) - set(predictor.signature.output_fields)
+    if omitted:
+        demo = dspy.Example(**{k: v for k, v in demo.items() if k not in omitted})
+    if config.demo_field_maxlen:
+        keep = list(predictor.signature.output_fields)
+        demo = shorten(demo, config.demo_field_maxlen, keep=keep)
+    return demo
 
 
 def _labeled(job: _Job) -> FreyrProgram:

@@ -104,6 +104,7 @@ def test_run_overrides_one_role_of_an_artifact(freyr) -> None:  # type: ignore[n
         (("--benchmark", "todo", "--optimizer", "random"), 2, "random"),
         (("--benchmark", "todo", "--budget", "0"), 2, "0"),
         (("--benchmark", "todo", "--model", "planner=fake/skilled"), 2, "unknown role 'planner'"),
+        (("--benchmark", "todo", "--demo-omit", "catalog"), 2, "no role of this program has"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(freyr, args, code: int, message: str) -> None:  # type: ignore[no-untyped-def]

@@ -124,6 +124,23 @@ def test_demo_roles_and_maxlen_limit_the_demos(
         assert isinstance(demo.intents, list)  # outputs are never cut
 
 
+def test_demo_omit_drops_the_catalog_from_demos_and_the_prompt_still_runs(
+    skilled: tuple[FreyrProgram, SkilledLM], tmp_path: Path
+) -> None:
+    program, engine = skilled
+    report = _compile(program, project(tmp_path), "labeled", demo_omit=("tools",))
+    demos = report.program.role("intent").predict.demos
+    assert demos and all("tools" not in d and d.message and d.intents for d in demos)
+    # the request itself still shows the catalog; the demos say they left a field out
+    message = "Add a task called fixture alpha."
+    result = report.program(message=message, state={"tasks": []}).result
+    assert [c.tool for c in result.calls] == ["add_task"]
+    [intent_call] = [
+        c for c in engine.calls if c.role == "intent" and c.inputs["message"] == message
+    ][-1:]
+    assert "list_tasks" in intent_call.inputs["tools"] and "not supplied" in intent_call.prompt
+
+
 def test_compile_is_deterministic_for_a_seed(
     skilled: tuple[FreyrProgram, SkilledLM], tmp_path: Path
 ) -> None:

@@ -59,6 +59,12 @@ __all__ = ["command", "parse_options"]
     metavar="ROLE,...",
     help="Only these roles keep demos (default: every role).",
 )
+@click.option(
+    "--demo-omit",
+    default=None,
+    metavar="FIELD,...",
+    help="Input fields left out of every demo (e.g. tools: the catalog is in the request).",
+)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--dev-fraction", type=click.FloatRange(0.05, 0.9), default=0.3, show_default=True)
 @click.option("--mode", default="bootstrap", show_default=True, help="Benchmark mode.")
@@ -95,6 +101,7 @@ def command(
     max_demos: int,
     demo_maxlen: int | None,
     demo_roles: str | None,
+    demo_omit: str | None,
     seed: int,
     dev_fraction: float,
     mode: str,
@@ -134,6 +141,7 @@ def command(
             max_demos=max_demos,
             demo_field_maxlen=demo_maxlen,
             demo_roles=_roles(demo_roles, program.role_names),
+            demo_omit=_input_fields(demo_omit, program),
             num_threads=settings.num_threads,
         )
     )
@@ -155,6 +163,19 @@ def command(
         echo_json(summary)
     else:
         _render(summary, report)
+
+
+def _input_fields(spec: str | None, program: Any) -> tuple[str, ...]:
+    """The named demo fields, each an input field of at least one of the program's roles."""
+    names = tuple(n.strip() for n in (spec or "").split(",") if n.strip())
+    inputs = {f for _, p in program.named_predictors() for f in p.signature.input_fields}
+    for name in names:
+        if name not in inputs:
+            raise ConfigError(
+                f"--demo-omit: no role of this program has an input field {name!r} "
+                f"(inputs: {', '.join(sorted(inputs))})"
+            )
+    return names
 
 
 def _roles(spec: str | None, known: tuple[str, ...]) -> tuple[str, ...] | None:
