@@ -28,6 +28,7 @@ from freyr_dspy.benchmarks.callnavi.roles import (
     final_call_contract,
     missing_inputs_contract,
     router_contract,
+    single_call_contract,
     supporting_call_contract,
 )
 from freyr_dspy.contracts import Contract, response_format, with_contract
@@ -182,6 +183,27 @@ CASES: list[tuple[str, Contract, list[str], list[str]]] = [
         router_contract(["getOwnerID", "get-pet.list"], 2),
         ['{"apis": ["getOwnerID", "get-pet.list"]}'],
         ['{"apis": ["getOwnerId"]}', '{"apis": ["getOwnerID", "getOwnerID", "getOwnerID"]}'],
+    ),
+    (
+        "single",
+        single_call_contract(
+            [
+                Tool.from_json_schema(
+                    "getOwnerID", "", {"properties": {"name": {}}, "required": ["name"]}
+                ),
+                Tool.from_json_schema("listPets", "", {"properties": {}}),
+            ],
+            2,
+        ),
+        [
+            '{"API": ["getOwnerID", "listPets"], "parameters": [{"name": "$$$"}, {}]}',
+            '{"API": ["getOwnerID"], "parameters": [{"name": 7}]}',
+        ],
+        [
+            '{"API": ["getOwnerID"], "parameters": [{"owner": "Ann"}]}',
+            '{"API": ["getOwnerID"], "parameters": [{}, {}, {}]}',
+            '{"API": ["getOwnerId"], "parameters": [{}]}',
+        ],
     ),
     (
         "final_call",

@@ -28,6 +28,8 @@ _SPACE_RULE = r'space ::= | " " | "\n" [ \t]{0,20}'
 _MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _LISTS = ("anyOf", "oneOf", "allOf", "prefixItems", "items")
 _ONE = ("items", "additionalProperties", "not", "contains", "propertyNames")
+#: Keywords that do not constrain a value: a schema of only these accepts any JSON value.
+_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment"})
 
 
 @functools.lru_cache(maxsize=128)
@@ -58,16 +60,28 @@ def schema_grammar(schema: str) -> str | None:
 
 
 def _convert(schema: dict[str, Any]) -> str:
-    """Convert like llama-cpp-python, with two fixes llama.cpp's own converter has.
+    """Convert like llama-cpp-python, with three fixes.
 
     NOTE: llama-cpp-python's converter puts no ``space`` after an enum or const value: then no
     newline may follow a name in an array, and a model writing indented JSON like DSPy's demos
-    is pushed to ``,`` - one more item - instead. And it does not escape backslashes in
-    literals: a name or key with a quote gave a grammar llama.cpp refuses.
+    is pushed to ``,`` - one more item - instead. It does not escape backslashes in literals: a
+    name or key with a quote gave a grammar llama.cpp refuses. And it reads a schema with no
+    constraint (``{}``) as "an object", where JSON Schema means any value: a parameter of any
+    type then took only objects.
     """
-    from llama_cpp.llama_grammar import SchemaConverter
+    from llama_cpp.llama_grammar import PRIMITIVE_RULES, RESERVED_NAMES, SchemaConverter
 
     class Converter(SchemaConverter):  # type: ignore[misc]
+        def visit(self, schema: Any, name: str) -> str:
+            if isinstance(schema, dict) and not set(schema) - _ANNOTATIONS:
+                rule_name = name + "-" if name in RESERVED_NAMES else name or "root"
+                return str(
+                    self._add_rule(
+                        rule_name, self._add_primitive("value", PRIMITIVE_RULES["value"])
+                    )
+                )
+            return str(super().visit(schema, name))
+
         def _generate_constant_rule(self, value: Any) -> str:
             return f"{super()._generate_constant_rule(value)} space"
 

@@ -12,22 +12,24 @@ the compiled artifacts tell roles apart by their fields.
   returns such an input.
 
 The roles that name APIs or parameters get them typed per call by the catalog they see
-(``router_contract``, ``final_call_contract``, ``missing_inputs_contract``,
-``supporting_call_contract``). ``single`` (the paper's baseline) and ``call_parameters`` (whose
-values may be the ``"$$$"`` placeholder of any type) stay as declared.
+(``single_call_contract``, ``router_contract``, ``final_call_contract``,
+``missing_inputs_contract``, ``supporting_call_contract``). ``call_parameters`` (whose values
+may be the ``"$$$"`` placeholder of any type) stays as declared.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 import dspy
 
-from freyr_dspy.contracts import Contract, name_schema, names_schema
+from freyr_dspy.contracts import Contract, JsonSchema, name_schema, names_schema
 from freyr_dspy.parsing import load_json, parse_arguments, parse_text, split_items, strip_fences
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
+from freyr_dspy.tools import Tool
 
 __all__ = [
     "CALLNAVI_ROLES",
@@ -47,6 +49,7 @@ __all__ = [
     "missing_inputs_contract",
     "read_call_list",
     "router_contract",
+    "single_call_contract",
     "supporting_call_contract",
 ]
 
@@ -220,6 +223,34 @@ class SupportingCallPicker(Role):
         """Keep the first name written."""
         names = split_items(parse_text(outputs.get("supporting_api")))
         return {"supporting_api": names[0] if names else ""}
+
+
+def single_call_contract(tools: Sequence[Tool], max_calls: int) -> Contract:
+    """The one-step answer: at most ``max_calls`` calls, each object one API's parameters.
+
+    Each parameter object must be one of the catalog's parameter sets, every parameter
+    written (``"$$$"`` stands for a value that comes later), any value type. Without this the
+    1.5B wrote ``{}`` for every call until its token budget ran out.
+    """
+    shapes = {json.dumps(_parameter_object(tool), sort_keys=True) for tool in tools}
+    return {
+        "API": names_schema([tool.name for tool in tools], max_items=max_calls),
+        "parameters": {
+            "type": "array",
+            "items": {"anyOf": [json.loads(shape) for shape in sorted(shapes)]},
+            "maxItems": max_calls,
+        },
+    }
+
+
+def _parameter_object(tool: Tool) -> JsonSchema:
+    names = [p.name for p in tool.parameters]
+    return {
+        "type": "object",
+        "properties": {name: {} for name in names},
+        "required": [p.name for p in tool.parameters if p.required],
+        "additionalProperties": False,
+    }
 
 
 def router_contract(apis: Sequence[str], max_calls: int) -> Contract:

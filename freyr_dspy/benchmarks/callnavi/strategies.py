@@ -23,7 +23,7 @@ from freyr_dspy.benchmarks.callnavi.planning import (
     resolve_names,
     resolve_written,
 )
-from freyr_dspy.benchmarks.callnavi.roles import router_contract
+from freyr_dspy.benchmarks.callnavi.roles import router_contract, single_call_contract
 from freyr_dspy.benchmarks.callnavi.toolbox import ApiCatalogLevel, render_catalog
 from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies import register_strategy
@@ -36,7 +36,8 @@ def run_single(run: Run, catalog_level: ApiCatalogLevel = "full") -> Result:
     """One role writes the whole call list from the catalog (the paper's baseline)."""
     box = api_toolbox(run)
     catalog = render_catalog(box, catalog_level)
-    prediction = run.call_role("single", question=run.message, catalog=catalog)
+    contract = single_call_contract(list(box), MAX_CALLS)
+    prediction = run.call_role("single", contract=contract, question=run.message, catalog=catalog)
     # Names are resolved where they match an API; the parameters keep the model's shape.
     plan = {"API": resolve_written(box, prediction.API), "parameters": prediction.parameters}
     known = any(box.resolve(name) for name in plan["API"])
