@@ -71,7 +71,10 @@ def main() -> int:
     parser.add_argument("--model", default=None, help="default: the artifact's / settings'")
     parser.add_argument("--strategy", default="freyr")
     parser.add_argument(
-        "--baseline", action="append", default=None, help="baseline strategies (default: native)"
+        "--baseline",
+        action="append",
+        default=None,
+        help="baseline strategies (default: native; 'none' for no baseline)",
     )
     parser.add_argument("--limit", type=int, default=None, help="first N test episodes")
     parser.add_argument("--mode", default="bootstrap")
@@ -115,7 +118,8 @@ def main() -> int:
         print(label, file=sys.stderr)
         rows[label] = measure(benchmark, load(path, settings=settings, models=args.model), episodes)
         rows[label]["optimizer"] = meta.optimizer.model_dump() if meta.optimizer else None
-    for baseline in [] if args.only_artifacts else args.baseline or ["native"]:
+    baselines = [] if args.only_artifacts else args.baseline or ["native"]
+    for baseline in [b for b in baselines if b != "none"]:
         print(f"baseline {baseline}", file=sys.stderr)
         rows[baseline] = measure(
             benchmark, fresh(benchmark, baseline, options, model, args.sampling), episodes
