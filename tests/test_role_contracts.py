@@ -160,8 +160,18 @@ def test_every_shipped_artifact_loads_and_answers(name: str) -> None:
     """Each artifact in compiled/ rebuilds (benchmark data or not) and runs its roles."""
     program = freyr_dspy.load(COMPILED / name, root=COMPILED)
     assert program.assignment and set(program.assignment) == set(program.role_names)
-    engine = fake({"intent": {"intents": ["conversation"]}, "chat": {"reply": "Hello."}})
-    assert run(program, engine, "hello").reply == "Hello."
+    all_no = "".join(f"{name} -- NO\n" for name in program.toolbox.names) + "Assessment finished."
+    engine = fake(
+        {
+            "intent": {"intents": ["conversation"]},
+            "tool_selection": {"thinking": "a greeting", "assessment": all_no},
+            "chat": {"reply": "Hello."},
+        }
+    )
+    result = run(program, engine, "hello")
+    assert not result.calls and result.failure is None
+    # NLT benchmark programs only select tools (respond=False): no chat call, no reply
+    assert result.reply == ("Hello." if "chat" in engine.roles_called() else "")
 
 
 # --------------------------------------------------------------------------- nlt and gated
