@@ -244,10 +244,10 @@ def single_call_contract(tools: Sequence[Tool], max_calls: int) -> Contract:
 
 
 def _parameter_object(tool: Tool) -> JsonSchema:
-    names = [p.name for p in tool.parameters]
+    """One API's arguments: its parameters only, each value of any type."""
     return {
         "type": "object",
-        "properties": {name: {} for name in names},
+        "properties": {p.name: {} for p in tool.parameters},
         "required": [p.name for p in tool.parameters if p.required],
         "additionalProperties": False,
     }
