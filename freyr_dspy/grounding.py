@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from freyr_dspy.tools import Tool
+from freyr_dspy.tools.schema import map_subschemas, subschemas
 
 __all__ = [
     "Evidence",
@@ -61,6 +62,8 @@ _EXAMPLE_CLAUSE = re.compile(
     re.IGNORECASE,
 )
 _QUOTED = re.compile(_QUOTED_VALUE)
+#: The JSON Schema keywords that list examples (``example`` is OpenAPI's).
+_EXAMPLE_KEYWORDS = ("examples", "example")
 #: An example clause with the punctuation that joins it to its sentence, for removal.
 _EXAMPLE_REMOVAL = re.compile(r"[,;]?\s*\(?" + _EXAMPLE_CLAUSE.pattern + r"\)?", re.IGNORECASE)
 _NUMBER_WORDS = {
@@ -174,17 +177,13 @@ def tool_without_examples(tool: Tool) -> Tool:
 
 
 def _clean_schema(schema: Any) -> Any:
-    if isinstance(schema, Mapping):
-        return {
-            key: without_examples(value)
-            if key == "description" and isinstance(value, str)
-            else _clean_schema(value)
-            for key, value in schema.items()
-            if key not in ("examples", "example")
-        }
-    if isinstance(schema, list):
-        return [_clean_schema(item) for item in schema]
-    return schema
+    """``schema`` without its ``examples`` and with example clauses cut from descriptions."""
+    if not isinstance(schema, Mapping):
+        return schema
+    node = {key: value for key, value in schema.items() if key not in _EXAMPLE_KEYWORDS}
+    if isinstance(node.get("description"), str):
+        node["description"] = without_examples(node["description"])
+    return map_subschemas(node, _clean_schema)
 
 
 def example_values(examples: frozenset[str], arguments: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -217,21 +216,14 @@ def copied_examples(
 
 def _schema_examples(schema: Any) -> list[Any]:
     """The ``examples``/``example`` values anywhere in a JSON schema (scalars only)."""
-    if isinstance(schema, Mapping):
-        listed = schema.get("examples")
-        own = list(listed) if isinstance(listed, list) else []
-        if "example" in schema:
-            own.append(schema["example"])
-        nested = [
-            v
-            for key, sub in schema.items()
-            if key not in ("examples", "example")
-            for v in _schema_examples(sub)
-        ]
-        return [v for v in own if isinstance(v, str | int | float)] + nested
-    if isinstance(schema, list):
-        return [v for sub in schema for v in _schema_examples(sub)]
-    return []
+    if not isinstance(schema, Mapping):
+        return []
+    listed = schema.get("examples")
+    own = list(listed) if isinstance(listed, list) else []
+    if "example" in schema:
+        own.append(schema["example"])
+    nested = [value for sub in subschemas(schema) for value in _schema_examples(sub)]
+    return [v for v in own if isinstance(v, str | int | float)] + nested
 
 
 def _texts(value: Any) -> list[str]:

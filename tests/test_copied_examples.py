@@ -9,7 +9,7 @@ import dspy
 import pytest
 
 from freyr_dspy.domains import Domain
-from freyr_dspy.grounding import Evidence, copied_examples, examples_of
+from freyr_dspy.grounding import Evidence, copied_examples, examples_of, tool_without_examples
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel
 from freyr_dspy.testing import FakeCall, FunctionLM, register_fake, unregister_fake
@@ -44,6 +44,25 @@ def test_examples_are_the_quoted_values_after_an_example_phrase_and_schema_examp
         " v1 4 2 ",
         " ana example com ",
     }
+
+
+def test_a_parameter_named_examples_is_a_parameter_not_the_keyword() -> None:
+    tool = Tool.from_json_schema(
+        "save_prompt",
+        "Store a prompt.",
+        {
+            "type": "object",
+            "properties": {
+                "examples": {"type": "array", "items": {"type": "string", "examples": ["hi"]}},
+                "title": {"type": "string", "description": "Its title, e.g. 'Greeting'"},
+            },
+        },
+    )
+    assert examples_of(tool) == {" hi ", " greeting "}
+    cleaned = tool_without_examples(tool).schema
+    assert set(cleaned["properties"]) == {"examples", "title"}
+    assert cleaned["properties"]["examples"] == {"type": "array", "items": {"type": "string"}}
+    assert cleaned["properties"]["title"]["description"] == "Its title"
 
 
 def test_a_tool_without_examples_has_none() -> None:

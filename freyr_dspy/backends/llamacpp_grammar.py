@@ -16,6 +16,8 @@ import logging
 import re
 from typing import Any
 
+from freyr_dspy.tools.schema import map_subschemas
+
 __all__ = ["schema_grammar", "without_patterns"]
 
 logger = logging.getLogger(__name__)
@@ -24,10 +26,6 @@ logger = logging.getLogger(__name__)
 #: few-shot demos as indented JSON; a model imitating them was then pushed into `[ ]`
 #: (compiled programs answered empty lists). Newlines and indentation are allowed here.
 _SPACE_RULE = r'space ::= | " " | "\n" [ \t]{0,20}'
-# Keywords whose value holds subschemas: a map of them, a list of them, or one.
-_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems", "items")
-_ONE = ("items", "additionalProperties", "not", "contains", "propertyNames")
 #: Keywords that do not constrain a value: a schema of only these accepts any JSON value.
 _ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment"})
 
@@ -106,18 +104,7 @@ def _llama_cpp_parses(gbnf: str) -> bool:
 
 def without_patterns(schema: Any) -> Any:
     """Return a copy of ``schema`` without regex ``pattern``s (properties named so are kept)."""
-    if isinstance(schema, list):
-        return [without_patterns(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    result: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "pattern" and isinstance(value, str):
-            continue
-        if key in _MAPS and isinstance(value, dict):
-            result[key] = {name: without_patterns(sub) for name, sub in value.items()}
-        elif key in _LISTS or key in _ONE:
-            result[key] = without_patterns(value)
-        else:
-            result[key] = value
-    return result
+    node = {k: v for k, v in schema.items() if not (k == "pattern" and isinstance(v, str))}
+    return map_subschemas(node, without_patterns)

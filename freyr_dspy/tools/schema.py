@@ -9,7 +9,7 @@ people write by habit (``str``, ``int``, ``float``, ``dict``, ``list``, ``tuple`
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from jsonschema import Draft202012Validator, SchemaError, validators
@@ -24,10 +24,12 @@ __all__ = [
     "describe_type",
     "inline_refs",
     "main_type",
+    "map_subschemas",
     "normalize_schema",
     "parameters_from_schema",
     "resolve",
     "schema_types",
+    "subschemas",
 ]
 
 JSON_TYPES = ("string", "integer", "number", "boolean", "array", "object", "null")
@@ -199,6 +201,32 @@ def inline_refs(schema: Any, root: Mapping[str, Any], seen: tuple[str, ...] = ()
         else:
             result[key] = copy.deepcopy(value)
     return result
+
+
+def map_subschemas(schema: Mapping[str, Any], fn: Callable[[Any], Any]) -> dict[str, Any]:
+    """A copy of ``schema`` with ``fn`` applied to each of its direct subschemas.
+
+    Only keywords hold subschemas: a property *named* ``examples`` or ``pattern`` is a
+    subschema to visit, never the keyword. Other values (``enum``, ``default``...) are kept.
+    """
+    result: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _MAP and isinstance(value, dict):
+            result[key] = {name: fn(sub) for name, sub in value.items()}
+        elif key in _MANY and isinstance(value, list):
+            result[key] = [fn(sub) for sub in value]
+        elif key in _ONE and isinstance(value, dict):
+            result[key] = fn(value)
+        else:
+            result[key] = value
+    return result
+
+
+def subschemas(schema: Mapping[str, Any]) -> list[Any]:
+    """The direct subschemas of ``schema`` (see ``map_subschemas``)."""
+    found: list[Any] = []
+    map_subschemas(schema, found.append)
+    return found
 
 
 def schema_types(schema: Any) -> list[str]:
