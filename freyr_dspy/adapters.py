@@ -141,6 +141,17 @@ class _HonouredContract:
         signature, lm_kwargs = self._apply_contract(lm, lm_kwargs, signature)
         return await super().acall(lm, lm_kwargs, signature, demos, inputs)  # type: ignore[misc,no-any-return]
 
+    def format_for(
+        self,
+        lm: dspy.BaseLM,
+        signature: type[dspy.Signature],
+        demos: list[dict[str, Any]],
+        inputs: dict[str, Any],
+    ) -> list[dict[str, Any]]:
+        """The messages one call to ``lm`` sends (the contract applied), without calling it."""
+        signature, _ = self._apply_contract(lm, {}, signature)
+        return self.format(signature, demos, inputs)  # type: ignore[attr-defined,no-any-return]
+
     def _apply_contract(
         self, lm: dspy.BaseLM, lm_kwargs: dict[str, Any], signature: type[dspy.Signature]
     ) -> tuple[type[dspy.Signature], dict[str, Any]]:

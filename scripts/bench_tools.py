@@ -50,6 +50,7 @@ from freyr_dspy.grounding import example_values, examples_of
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
 from freyr_dspy.settings import DEFAULT_MODEL, FAST_MODEL
+from freyr_dspy.strategies import StrategyModule, make_strategy
 from freyr_dspy.tools import Toolbox
 
 SUITE = Path(__file__).parent / "data" / "tool_suite.json"
@@ -77,11 +78,17 @@ def run_request(model: str, strategy: str, toolbox: Toolbox, request: dict[str, 
         make_toolbox=lambda: toolbox,
         renderers={"text": lambda state: state or "(no state)"},
     )
-    program = FreyrProgram(domain, strategy=strategy)
+    program = FreyrProgram(domain, strategy=strategy_module(strategy))
     program.apply_assignment(
         build_assignment(program.role_names, default_model=model, sampling_specs=GREEDY)
     )
     return program(message=request["message"], state=request.get("state", "")).result
+
+
+def strategy_module(label: str) -> StrategyModule:
+    """``freyr`` or, with switched-on settings after ``+``, ``freyr+calibrate``."""
+    name, *switches = label.split("+")
+    return make_strategy(name, **dict.fromkeys(switches, True))
 
 
 def copied_examples_made(result: Result, toolbox: Toolbox) -> int:

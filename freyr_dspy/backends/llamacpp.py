@@ -24,6 +24,11 @@ from typing import Any
 from dspy.lm15 import Request, Response, response_to_events
 
 from freyr_dspy.backends.llamacpp_messages import completion_kwargs, to_openai_messages, to_response
+from freyr_dspy.backends.llamacpp_scoring import (
+    ContinuationScores,
+    chat_prompt,
+    score_continuations,
+)
 from freyr_dspy.backends.llamacpp_tools import (
     TEMPLATE_TOOLS,
     choose_with_handler,
@@ -182,6 +187,21 @@ class LlamaCppEngine:
         if self.tool_chat_format is None:
             raise _no_free_choice(model)
         return choose_with_handler(llama, self.tool_chat_format, messages, kwargs)
+
+    def score_continuations(
+        self, messages: list[dict[str, Any]], continuations: Sequence[str]
+    ) -> ContinuationScores | None:
+        """Log-likelihood of each continuation as the start of the answer to ``messages``.
+
+        None when the engine does not render prompts with the file's own chat template (a
+        ``chat_format`` was named): the scores would be of a prompt the model never sees.
+        """
+        with self._lock:
+            llama = self._model()
+            prompt = chat_prompt(llama, messages) if self.chat_format is None else None
+            if prompt is None:
+                return None
+            return score_continuations(llama, prompt, continuations)
 
     def stream(self, request: Request) -> Any:
         """Stream as a single delta (DSPy only needs the events' shape)."""

@@ -286,6 +286,10 @@ class Run:
             seconds=seconds,
             parse_failures=int(parse_failed),
         )
+        self.add_usage(role, spent)
+
+    def add_usage(self, role: str, spent: RoleUsage) -> None:
+        """Count ``spent`` to ``role`` (model work done outside ``call_role``, such as scoring)."""
         self.usage[role] = self.usage.get(role, RoleUsage()) + spent
 
     def grounded(

@@ -7,11 +7,15 @@ back and retry (``max_retries``) -> summary of all outcomes.
 
 from __future__ import annotations
 
+from typing import Any
+
+from freyr_dspy.contracts import Contract
 from freyr_dspy.parsing import CONVERSATION, match_names
 from freyr_dspy.roles.confirm import confirm_contract, confirmed
 from freyr_dspy.roles.intent import intent_contract
 from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies.base import Run, StrategyModule, has_lm, unknown_tools_failure
+from freyr_dspy.strategies.calibration import calibrated_first_tool
 
 __all__ = [
     "CONVERSATION_TOOL",
@@ -32,32 +36,39 @@ CONVERSATION_TOOL = {CONVERSATION: "reply without any tool: chat, clarify, or su
 MAX_INTENTS = 8
 
 
-def recognise_intents(run: Run) -> tuple[list[str], list[str]]:
+def recognise_intents(run: Run, *, calibrate: bool = False) -> tuple[list[str], list[str]]:
     """Ask the intent role; return (known intents in order, names it wrote that are unknown).
 
     A repeated name is kept (the signature asks for one entry per call), up to ``MAX_INTENTS``;
-    the answer is typed by the catalog (``intent_contract``).
+    the answer is typed by the catalog (``intent_contract``). With ``calibrate`` the first tool
+    is re-chosen by calibrated likelihood where the model can score (``calibrated_first_tool``).
     """
-    intents, unknown = _ask_intents(run, MAX_INTENTS)
+    intents, unknown, asked = _ask_intents(run, MAX_INTENTS)
     if copies_catalog(intents, run.toolbox.names):
         # A list of most of the catalog, in catalog order, is a copy, not a choice: Qwen
         # 0.5B wrote one for 17 of our suite's 74 requests (the 1.5B for none). Asked again
         # for one tool only, it got 5 of those 17 right, where the copies got none.
-        intents, unknown = _ask_intents(run, 1)
+        intents, unknown, asked = _ask_intents(run, 1)
+    if calibrate:
+        intents = calibrated_first_tool(run, intents, *asked)
     run.intents = intents[:MAX_INTENTS]
     return run.intents, unknown
 
 
-def _ask_intents(run: Run, max_items: int) -> tuple[list[str], list[str]]:
-    prediction = run.call_role(
-        "intent",
-        contract=intent_contract(run.toolbox.names, max_items),
-        conversation=run.conversation,
-        message=run.message,
-        tools=run.toolbox.catalog(run.program.catalog_level, extra=CONVERSATION_TOOL),
-        state=run.state_text(),
-    )
-    return match_names(prediction.intents, run.toolbox.names, keep_repeats=True)
+def _ask_intents(
+    run: Run, max_items: int
+) -> tuple[list[str], list[str], tuple[dict[str, Any], Contract]]:
+    """Ask the intent role: (known intents, unknown names, the inputs and contract asked with)."""
+    contract = intent_contract(run.toolbox.names, max_items)
+    inputs = {
+        "conversation": run.conversation,
+        "message": run.message,
+        "tools": run.toolbox.catalog(run.program.catalog_level, extra=CONVERSATION_TOOL),
+        "state": run.state_text(),
+    }
+    prediction = run.call_role("intent", contract=contract, **inputs)
+    intents, unknown = match_names(prediction.intents, run.toolbox.names, keep_repeats=True)
+    return intents, unknown, (inputs, contract)
 
 
 def copies_catalog(intents: list[str], catalog: list[str]) -> bool:
@@ -139,9 +150,9 @@ def exhausted_failure(run: Run, skipped: list[str] | None) -> Failure | None:
     return Failure(kind="retries" if exhausted else "gave_up", detail="; ".join(parts))
 
 
-def run_freyr(run: Run) -> Result:
-    """Run Algorithm 1 for one request."""
-    intents, unknown = recognise_intents(run)
+def run_freyr(run: Run, *, calibrate: bool = False) -> Result:
+    """Run Algorithm 1 for one request (``calibrate``: see ``recognise_intents``)."""
+    intents, unknown = recognise_intents(run, calibrate=calibrate)
     intents = confirm_intents(run, intents)
     tool_intents = [name for name in intents if name != CONVERSATION]
     if not tool_intents:
@@ -158,6 +169,8 @@ class Freyr(StrategyModule):
         confirm: check a plan that names several tools with the ``confirm`` role before
             calling them. Without it the intent role's plan is used as written, and the
             role is not held (``gated`` runs FREYR's selection this way).
+        calibrate: re-choose the plan's first tool by the model's calibrated likelihood of
+            each name (``freyr_dspy.strategies.calibration``); in-process llama.cpp models only.
     """
 
     name = "freyr"
@@ -166,15 +179,17 @@ class Freyr(StrategyModule):
         "error-feedback retries, summary"
     )
 
-    def __init__(self, confirm: bool = True) -> None:
+    def __init__(self, confirm: bool = True, calibrate: bool = False) -> None:
         roles = ("intent", "confirm", "parameters", "summary", "chat")
         super().__init__(roles if confirm else tuple(r for r in roles if r != "confirm"))
         self.confirms_plans = confirm
+        self.calibrates = calibrate
 
     def config(self) -> dict[str, bool]:
-        """``{"confirm": False}`` when plans are not confirmed, else nothing."""
-        return {} if self.confirms_plans else {"confirm": False}
+        """The settings that differ from the defaults (``confirm``, ``calibrate``)."""
+        config = {} if self.confirms_plans else {"confirm": False}
+        return config | ({"calibrate": True} if self.calibrates else {})
 
     def run(self, run: Run) -> Result:
         """Run Algorithm 1 for one request."""
-        return run_freyr(run)
+        return run_freyr(run, calibrate=self.calibrates)
