@@ -36,9 +36,10 @@ logger = logging.getLogger(__name__)
 
 #: What replaces the user's message to measure the model's bias.
 CONTENT_FREE_MESSAGE = "N/A"
-#: How much of the measured bias is subtracted (log space). Chosen on our own tool-selection set
-#: (scripts/data/intent_set.json), where 0.25-0.75 gave the same choices, 0 (no calibration) one
-#: tool request in nine fewer right, and 1 (the paper's full correction) lost two-tool plans.
+#: How much of the measured bias is subtracted (log space). Chosen with Qwen 0.5B on our own
+#: tool-selection set (scripts/data/intent_set.json, not the suite we report): 0.25-0.75 made
+#: the same choices, right first for 14 of 19 one-tool requests; 0 (no calibration) 12; 1 (the
+#: paper's full correction) 13, and 2 of 9 two-tool plans lost.
 BIAS_WEIGHT = 0.5
 #: The start of the intent role's JSON answer, up to the first name.
 _ANSWER_LEAD = '{"intents": ["'
