@@ -15,7 +15,10 @@ What counts as stated, per value:
   small number word ("two");
 * a list or an object - every item and value in it is grounded;
 * a boolean or an empty value - always kept: a flag cannot be quoted, and an empty value states
-  nothing the tool would act on.
+  nothing the tool would act on;
+* a text that says there is no value (``"None"``, ``"null"``, ``"N/A"``) - never, unless the
+  parameter's enum lists it: it means "not given". (The roles are shown "(none)" for an empty
+  conversation, which would otherwise ground it: Qwen 0.5B wrote ``location: "None"``.)
 
 Required arguments, and names the tool does not declare, are left alone: validation reports
 those, and the error goes back to the model as feedback.
@@ -66,6 +69,8 @@ _QUOTED = re.compile(_QUOTED_VALUE)
 _EXAMPLE_KEYWORDS = ("examples", "example")
 #: An example clause with the punctuation that joins it to its sentence, for removal.
 _EXAMPLE_REMOVAL = re.compile(r"[,;]?\s*\(?" + _EXAMPLE_CLAUSE.pattern + r"\)?", re.IGNORECASE)
+#: Texts (as ``_words``) a model writes for "no value".
+_NO_VALUE = frozenset({" none ", " null ", " nil ", " n a ", " undefined "})
 _NUMBER_WORDS = {
     word: float(value)
     for value, word in enumerate(
@@ -127,11 +132,18 @@ def ground_arguments(
     dropped: list[str] = []
     for name, value in arguments.items():
         parameter = optional.get(name)
-        if parameter is None or value == parameter.default or evidence.states(value):
+        if parameter is None or value == parameter.default:
+            kept[name] = value
+        elif not _says_no_value(value, parameter.enum) and evidence.states(value):
             kept[name] = value
         else:
             dropped.append(name)
     return kept, dropped
+
+
+def _says_no_value(value: Any, enum: tuple[Any, ...]) -> bool:
+    """Whether ``value`` is a text for "no value" ("None", "N/A") the enum does not offer."""
+    return isinstance(value, str) and _words(value) in _NO_VALUE and value not in enum
 
 
 def _words(text: str) -> str:

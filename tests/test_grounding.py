@@ -85,6 +85,28 @@ def test_a_value_only_partly_stated_is_dropped(message: str, name: str, value: A
     assert name not in kept and dropped == [name]
 
 
+@pytest.mark.parametrize("value", ["None", "null", "N/A", " none "])
+def test_a_text_for_no_value_is_dropped_even_where_the_evidence_says_none(value: str) -> None:
+    # "(none)" is how an empty conversation is shown to the roles
+    kept, dropped = ground_arguments(
+        PAYMENT, {"recipient": "Bo", "amount": 1, "note": value}, Evidence.of("Pay Bo 1.", "(none)")
+    )
+    assert "note" not in kept and dropped == ["note"]
+
+
+def test_a_text_for_no_value_is_kept_where_the_enum_offers_it() -> None:
+    tool = Tool.from_json_schema(
+        "set_alert",
+        "Set an alert.",
+        {
+            "type": "object",
+            "properties": {"level": {"type": "string", "enum": ["none", "low", "high"]}},
+        },
+    )
+    kept, dropped = ground_arguments(tool, {"level": "none"}, Evidence.of("Alerts: none."))
+    assert kept == {"level": "none"} and dropped == []
+
+
 def test_unknown_argument_names_are_left_to_validation() -> None:
     kept, dropped = grounded("Pay Bo 3.", {"recipient": "Bo", "amount": 3, "memo": "invented"})
     assert kept["memo"] == "invented" and dropped == []
