@@ -50,7 +50,7 @@ from freyr_dspy.grounding import example_values, examples_of
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
 from freyr_dspy.settings import DEFAULT_MODEL, FAST_MODEL
-from freyr_dspy.strategies import StrategyModule, make_strategy
+from freyr_dspy.strategies import StrategyModule, make_strategy, parse_label
 from freyr_dspy.tools import Toolbox
 
 SUITE = Path(__file__).parent / "data" / "tool_suite.json"
@@ -87,8 +87,8 @@ def run_request(model: str, strategy: str, toolbox: Toolbox, request: dict[str, 
 
 def strategy_module(label: str) -> StrategyModule:
     """``freyr`` or, with switched-on settings after ``+``, ``freyr+calibrate``."""
-    name, *switches = label.split("+")
-    return make_strategy(name, **dict.fromkeys(switches, True))
+    name, switches = parse_label(label)
+    return make_strategy(name, **switches)
 
 
 def copied_examples_made(result: Result, toolbox: Toolbox) -> int:

@@ -23,7 +23,7 @@ from freyr_dspy.errors import (
 )
 from freyr_dspy.evaluation import EvalConfig, EvalRun, StepRecord, evaluate
 from freyr_dspy.evaluation import harness as harness_module
-from freyr_dspy.evaluation.plan import make_plan, seeded
+from freyr_dspy.evaluation.plan import build_unit_program, make_plan, seeded
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Failure, RoleModel, Sampling
 from freyr_dspy.strategies import STRATEGIES
@@ -209,6 +209,43 @@ def test_bad_names_and_specs_fail_before_any_call(
         evaluate(config(model_specs=("intnet=fake/rules",)))
     with pytest.raises(ConfigError, match="sampling"):
         evaluate(config(sampling_specs=("temprature=0.1",)))
+    assert counter.calls == []
+
+
+def test_a_switched_strategy_runs_beside_the_plain_one(tiny: TinyBenchmark, counter: Any) -> None:
+    cfg = config(runs=1, limit=2, strategies=("freyr", "freyr+calibrate"))
+    plan = make_plan(cfg)
+    plain, switched = plan.contestants[NAME]
+    assert (switched.label, switched.strategy, switched.switches) == (
+        "freyr+calibrate",
+        "freyr",
+        ("calibrate",),
+    )
+    assert build_unit_program(tiny, switched, cfg, run=0).strategy.config() == {"calibrate": True}
+    assert build_unit_program(tiny, plain, cfg, run=0).strategy.config() == {}
+    evaluation = evaluate(cfg)
+    # a fake model cannot score continuations, so the calibrated variant keeps each plan
+    by_label = {
+        label: [r.success for r in evaluation.records if r.strategy == label]
+        for label in ("freyr", "freyr+calibrate")
+    }
+    assert by_label == {"freyr": [1.0, 1.0], "freyr+calibrate": [1.0, 1.0]}
+
+
+@pytest.mark.parametrize(
+    ("label", "error", "message"),
+    [
+        ("freyr+nope", ConfigError, "takes no setting 'nope'"),
+        ("lazy+calibrate", ConfigError, "takes no setting 'calibrate'"),
+        ("freyr+", ConfigError, "none empty"),
+        ("freyrr+calibrate", UnknownNameError, "Did you mean 'freyr'"),
+    ],
+)
+def test_bad_switches_fail_before_any_call(
+    tiny: TinyBenchmark, counter: Any, label: str, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        evaluate(config(strategies=(label,)))
     assert counter.calls == []
 
 

@@ -70,7 +70,10 @@ def benchmark_options(func: Callable[..., Any]) -> Callable[..., Any]:
     "--strategy",
     "strategies",
     default=None,
-    help="Comma-separated strategies (default: the benchmark's own list).",
+    help=(
+        "Comma-separated strategies (default: the benchmark's own list). A strategy's "
+        "settings can be switched on after '+': freyr+calibrate."
+    ),
 )
 @click.option(
     "--program",

@@ -21,7 +21,7 @@ from freyr_dspy.evaluation.spec import ProgramSpec, build_program
 from freyr_dspy.evaluation.units import UnitKey
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel, Sampling
-from freyr_dspy.strategies import get_strategy, load_strategies
+from freyr_dspy.strategies import get_strategy, load_strategies, parse_label
 
 __all__ = [
     "Contestant",
@@ -42,6 +42,8 @@ class Contestant:
 
     label: str
     strategy: str | None = None
+    #: Settings of the strategy switched on by its label (``freyr+calibrate``).
+    switches: tuple[str, ...] = ()
     program_path: Path | None = None
 
 
@@ -99,19 +101,23 @@ def make_plan(config: EvalConfig) -> Plan:
 
 def _contestants(benchmark: Benchmark, config: EvalConfig) -> tuple[Contestant, ...]:
     strategies = config.strategies or (() if config.programs else _available(benchmark))
-    for strategy in strategies:
-        get_strategy(strategy)  # unknown name -> UnknownNameError with "did you mean"
-        if strategy not in benchmark.strategies:
-            raise ConfigError(
-                f"benchmark {benchmark.name!r} cannot run strategy {strategy!r}; "
-                f"it runs {', '.join(benchmark.strategies)}"
-            )
-    found = [Contestant(s, strategy=s) for s in strategies]
+    found = [_strategy_contestant(benchmark, label) for label in strategies]
     found += [Contestant(_program_label(p, strategies), program_path=p) for p in config.programs]
     labels = [c.label for c in found]
     if len(set(labels)) != len(labels):
         raise ConfigError(f"two contestants share a label: {', '.join(labels)}")
     return tuple(found)
+
+
+def _strategy_contestant(benchmark: Benchmark, label: str) -> Contestant:
+    name, switches = parse_label(label)
+    get_strategy(name)  # unknown name -> UnknownNameError with "did you mean"
+    if name not in benchmark.strategies:
+        raise ConfigError(
+            f"benchmark {benchmark.name!r} cannot run strategy {name!r}; "
+            f"it runs {', '.join(benchmark.strategies)}"
+        )
+    return Contestant(label, strategy=name, switches=tuple(switches))
 
 
 def _available(benchmark: Benchmark) -> tuple[str, ...]:
@@ -150,13 +156,26 @@ def build_unit_program(
     if contestant.program_path is not None:
         program = _load_artifact(contestant.program_path, config)
     else:
-        spec = ProgramSpec(strategy=str(contestant.strategy))
-        program = build_program(spec, benchmark=benchmark, eval_options=config.options())
+        program = _strategy_program(benchmark, contestant, config)
     # NOTE: the roles are known once the program is built (they follow the benchmark's
     # strategy settings), so the assignment is resolved against them afterwards.
     assignment = resolve_assignment(program.role_names, program.assignment, config)
     program.apply_assignment({role: seeded(spec, run) for role, spec in assignment.items()})
     return program
+
+
+def _strategy_program(
+    benchmark: Benchmark, contestant: Contestant, config: EvalConfig
+) -> FreyrProgram:
+    spec = ProgramSpec(strategy=str(contestant.strategy))
+    program = build_program(spec, benchmark=benchmark, eval_options=config.options())
+    if not contestant.switches:
+        return program
+    # NOTE: the switches are laid over the settings the benchmark gave the strategy, so a
+    # variant differs from the plain contestant in its switches only.
+    options = program.strategy.config() | dict.fromkeys(contestant.switches, True)
+    switched = spec.model_copy(update={"options": options})
+    return build_program(switched, benchmark=benchmark, eval_options=config.options())
 
 
 def _load_artifact(path: Path, config: EvalConfig) -> FreyrProgram:

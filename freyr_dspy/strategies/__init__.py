@@ -57,6 +57,21 @@ def make_strategy(name: str, **config: Any) -> StrategyModule:
     return factory(**config)
 
 
+def parse_label(label: str) -> tuple[str, dict[str, bool]]:
+    """A contestant label: a strategy name, then settings switched on after ``+``.
+
+    ``freyr+calibrate`` is ``("freyr", {"calibrate": True})``, so that a variant of a strategy
+    runs beside the plain one in one evaluation and is reported under its own label.
+
+    Raises:
+        ConfigError: for an empty part (``freyr+``, ``+calibrate``).
+    """
+    name, *switches = label.split("+")
+    if not name or not all(switches):
+        raise ConfigError(f"strategy {label!r}: expected a name and '+setting' parts, none empty")
+    return name, dict.fromkeys(switches, True)
+
+
 def strategy_with(name: str, settings: Mapping[str, Any]) -> StrategyModule:
     """Strategy ``name`` built with the entries of ``settings`` its constructor takes.
 
@@ -86,6 +101,7 @@ __all__ = [
     "get_strategy",
     "load_strategies",
     "make_strategy",
+    "parse_label",
     "register_strategy",
     "strategy_roles",
     "strategy_with",
