@@ -45,6 +45,21 @@ def test_eval_prints_the_table(
     assert "model fake/rules; temperature=0.8 top_p=0.6" in out  # paper sampling by default
 
 
+def test_eval_reports_a_switched_strategy_under_its_label(
+    tiny: TinyBenchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = eval_args(tmp_path, "--strategy", "freyr,freyr+calibrate", "--limit", "2")
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines()]
+    # a fake model cannot score names, so the calibrated variant keeps freyr's plans and score
+    assert ["freyr+calibrate", "100.0", "412", "15"] == rows[5][:4]
+    assert ["add", "freyr", "100.0", "412", "15"] == rows[4][:5]
+    assert "freyr vs freyr+calibrate" in out
+    assert main(eval_args(tmp_path, "--strategy", "freyr+confrm")) == 2
+    assert "takes no setting 'confrm'" in capsys.readouterr().err
+
+
 def test_eval_json_out_and_resume(
     tiny: TinyBenchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
