@@ -634,3 +634,101 @@ def test_answers_the_adapter_cannot_parse_are_counted_per_role(build: Build) -> 
     assert result.usage["intent"].parse_failures == 1
     assert result.usage["parameters"].parse_failures == 0
     assert result.total_usage.parse_failures == 1
+
+
+def replanning_engine(second_plan: list[str]) -> FunctionLM:
+    """The first plan's tool fails whatever its arguments; after the failure is shown, the
+    intent role plans ``second_plan``."""
+
+    def intent(call: FakeCall) -> Answer:
+        failed_before = "every attempt failed" in call.inputs["conversation"]
+        return {"intents": second_plan if failed_before else ["complete_task"]}
+
+    return answers(intent=intent, parameters={"arguments": {"title": "milk"}}, summary=SUMMARY)
+
+
+def test_replan_carries_out_a_new_plan_after_the_first_call_fails_every_retry(
+    build: Build,
+) -> None:
+    engine = replanning_engine(["add_task"])
+    program = build(engine, strategy=Freyr(replan=True), max_retries=1)
+    result = program(message="put milk on my list").result
+    assert [(c.tool, c.outcome.ok) for c in result.calls] == [
+        ("complete_task", False),
+        ("add_task", True),
+    ]
+    assert [t.title for t in result.state.tasks] == ["milk"]
+    assert result.intents == ["add_task"] and result.failure is None
+    assert engine.roles_called() == [
+        *["intent", "parameters", "parameters"],
+        *["intent", "parameters", "summary"],
+    ]
+    replan_prompt = [c for c in engine.calls if c.role == "intent"][1]
+    assert replan_prompt.inputs["conversation"] == (
+        "assistant: I tried complete_task, and every attempt failed (last: complete_task "
+        "failed: no task titled 'milk'; existing tasks: none). complete_task may be the wrong "
+        "tool for this request."
+    )
+    # the summary is told about the failed attempt too
+    assert "ERROR: complete_task" in engine.calls[-1].inputs["outcomes"]
+
+
+@pytest.mark.parametrize("second_plan", [["complete_task"], ["conversation"]])
+def test_replan_that_repeats_the_failed_tool_or_asks_none_keeps_the_first_failure(
+    build: Build, second_plan: list[str]
+) -> None:
+    engine = replanning_engine(second_plan)
+    program = build(engine, strategy=Freyr(replan=True), max_retries=1)
+    result = program(message="put milk on my list").result
+    assert [c.tool for c in result.calls] == ["complete_task"]
+    assert result.intents == ["complete_task"]
+    assert result.failure == Failure(kind="retries", detail="retries exhausted for complete_task")
+    assert engine.roles_called() == ["intent", "parameters", "parameters", "intent", "summary"]
+
+
+def test_without_replan_or_after_a_first_call_that_worked_the_plan_is_not_asked_again(
+    build: Build,
+) -> None:
+    engine = replanning_engine(["add_task"])
+    result = build(engine, max_retries=1)(message="put milk on my list").result
+    assert [c.tool for c in result.calls] == ["complete_task"]
+    assert engine.roles_called().count("intent") == 1
+    # a later call's failure does not replan: the first call has changed the state
+    later = answers(
+        intent={"intents": ["add_task", "complete_task"]},
+        confirm={"asked": {"add_task": True, "complete_task": True}},
+        parameters=lambda call: {
+            "arguments": {"title": "milk" if "add_task" in call.inputs["tool"] else "bread"}
+        },
+        summary=SUMMARY,
+    )
+    program = build(later, strategy=Freyr(replan=True), max_retries=1)
+    result = program(message="add milk, tick off bread").result
+    assert [(c.tool, c.outcome.ok) for c in result.calls] == [
+        ("add_task", True),
+        ("complete_task", False),
+    ]
+    assert later.roles_called().count("intent") == 1
+    assert result.failure == Failure(kind="retries", detail="retries exhausted for complete_task")
+
+
+def test_replan_is_a_setting_of_the_strategy() -> None:
+    assert Freyr(replan=True).config() == {"replan": True}
+    assert make_strategy("freyr", replan=True, calibrate=True).config() == {
+        "calibrate": True,
+        "replan": True,
+    }
+    assert Freyr().config() == {}
+
+
+def test_the_replan_note_follows_the_earlier_turns() -> None:
+    from freyr_dspy.strategies.freyr import replan_note
+
+    note = replan_note("user: hi\nassistant: hello", "add_task", "add_task failed: bad title")
+    assert note.splitlines() == [
+        "user: hi",
+        "assistant: hello",
+        "assistant: I tried add_task, and every attempt failed (last: add_task failed: bad "
+        "title). add_task may be the wrong tool for this request.",
+    ]
+    assert replan_note("(none)", "t", "e").startswith("assistant: I tried t,")

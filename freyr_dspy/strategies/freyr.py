@@ -2,7 +2,8 @@
 
 intents -> (a plan naming several tools is confirmed tool by tool) -> if only
 ``conversation``: chat; else for each intent: parameters -> execute -> on error feed the error
-back and retry (``max_retries``) -> summary of all outcomes.
+back and retry (``max_retries``) -> summary of all outcomes. With ``replan``, a plan whose first
+call fails after every retry is planned once more, the failure shown to the intent role.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = [
     "copies_catalog",
     "exhausted_failure",
     "recognise_intents",
+    "replan_note",
     "run_freyr",
     "summarise",
 ]
@@ -36,19 +38,23 @@ CONVERSATION_TOOL = {CONVERSATION: "reply without any tool: chat, clarify, or su
 MAX_INTENTS = 8
 
 
-def recognise_intents(run: Run, *, calibrate: bool = False) -> tuple[list[str], list[str]]:
+def recognise_intents(
+    run: Run, *, calibrate: bool = False, conversation: str | None = None
+) -> tuple[list[str], list[str]]:
     """Ask the intent role; return (known intents in order, names it wrote that are unknown).
 
     A repeated name is kept (the signature asks for one entry per call), up to ``MAX_INTENTS``;
     the answer is typed by the catalog (``intent_contract``). With ``calibrate`` the first tool
     is re-chosen by calibrated likelihood where the model can score (``calibrated_first_tool``).
+    ``conversation`` replaces the run's earlier turns in the prompt (a re-plan adds its note).
     """
-    intents, unknown, asked = _ask_intents(run, MAX_INTENTS)
+    shown = run.conversation if conversation is None else conversation
+    intents, unknown, asked = _ask_intents(run, MAX_INTENTS, shown)
     if copies_catalog(intents, run.toolbox.names):
         # A list of most of the catalog, in catalog order, is a copy, not a choice: Qwen
         # 0.5B wrote one for 17 of our suite's 74 requests (the 1.5B for none). Asked again
         # for one tool only, it got 5 of those 17 right, where the copies got none.
-        intents, unknown, asked = _ask_intents(run, 1)
+        intents, unknown, asked = _ask_intents(run, 1, shown)
     if calibrate:
         intents = calibrated_first_tool(run, intents, *asked)
     run.intents = intents[:MAX_INTENTS]
@@ -56,12 +62,12 @@ def recognise_intents(run: Run, *, calibrate: bool = False) -> tuple[list[str], 
 
 
 def _ask_intents(
-    run: Run, max_items: int
+    run: Run, max_items: int, conversation: str
 ) -> tuple[list[str], list[str], tuple[dict[str, Any], Contract]]:
     """Ask the intent role: (known intents, unknown names, the inputs and contract asked with)."""
     contract = intent_contract(run.toolbox.names, max_items)
     inputs = {
-        "conversation": run.conversation,
+        "conversation": conversation,
         "message": run.message,
         "tools": run.toolbox.catalog(run.program.catalog_level, extra=CONVERSATION_TOOL),
         "state": run.state_text(),
@@ -125,20 +131,35 @@ def chat(run: Run, intents: list[str], failure: Failure | None = None) -> Result
 
 
 def summarise(
-    run: Run, intents: list[str], failure: Failure | None = None, skipped: list[str] | None = None
+    run: Run,
+    intents: list[str],
+    failure: Failure | None = None,
+    skipped: list[str] | None = None,
+    *,
+    first_call: int = 0,
 ) -> Result:
-    """Report the outcomes of the calls made (FREYR's LLM_summary)."""
+    """Report the outcomes of the calls made (FREYR's LLM_summary).
+
+    The summary sees every call made; the failure counts those from ``first_call`` on.
+    """
     prediction = run.call_role(
         "summary", message=run.message, outcomes=run.render_outcomes(), state=run.state_text()
     )
-    return run.result(prediction.reply, intents, failure or exhausted_failure(run, skipped))
+    failure = failure or exhausted_failure(run, skipped, first_call=first_call)
+    return run.result(prediction.reply, intents, failure)
 
 
-def exhausted_failure(run: Run, skipped: list[str] | None) -> Failure | None:
-    """Name the calls given up on, those that exhausted their retries, and those skipped."""
+def exhausted_failure(
+    run: Run, skipped: list[str] | None, *, first_call: int = 0
+) -> Failure | None:
+    """Name the calls given up on, those that exhausted their retries, and those skipped.
+
+    Calls before ``first_call`` belong to a plan that was replaced, and are not counted.
+    """
     parts = []
-    gave_up = [c.tool for c in run.calls if c.gave_up]
-    exhausted = [c.tool for c in run.calls if c.exhausted]
+    calls = run.calls[first_call:]
+    gave_up = [c.tool for c in calls if c.gave_up]
+    exhausted = [c.tool for c in calls if c.exhausted]
     if gave_up:
         parts.append(f"gave up on {', '.join(gave_up)}")
     if exhausted:
@@ -150,8 +171,11 @@ def exhausted_failure(run: Run, skipped: list[str] | None) -> Failure | None:
     return Failure(kind="retries" if exhausted else "gave_up", detail="; ".join(parts))
 
 
-def run_freyr(run: Run, *, calibrate: bool = False) -> Result:
-    """Run Algorithm 1 for one request (``calibrate``: see ``recognise_intents``)."""
+def run_freyr(run: Run, *, calibrate: bool = False, replan: bool = False) -> Result:
+    """Run Algorithm 1 for one request.
+
+    ``calibrate``: see ``recognise_intents``; ``replan``: see ``replanned``.
+    """
     intents, unknown = recognise_intents(run, calibrate=calibrate)
     intents = confirm_intents(run, intents)
     tool_intents = [name for name in intents if name != CONVERSATION]
@@ -159,7 +183,41 @@ def run_freyr(run: Run, *, calibrate: bool = False) -> Result:
         failure = unknown_tools_failure("intent", unknown)
         return chat(run, intents, failure)
     skipped = run.call_until_exhausted(tool_intents)
+    if replan and run.calls and run.calls[0].exhausted:
+        return replanned(run, intents, skipped, calibrate=calibrate)
     return summarise(run, intents, skipped=skipped)
+
+
+def replanned(run: Run, intents: list[str], skipped: list[str], *, calibrate: bool) -> Result:
+    """Plan once more after the plan's first call failed every attempt, and carry it out.
+
+    A small model's wrong first tool (a corridor for "a new room joined to the hall") fails
+    whatever arguments it writes, and its retries only rewrite the arguments. Nothing has
+    changed yet, so the intent role is asked again with the failed call and its last error
+    added to the conversation (``replan_note``). A new plan that starts with another tool is
+    carried out in its place; one that repeats the failed tool, or asks for no tool, is not,
+    and the first plan's failure is the result's. The summary sees every call made.
+    """
+    failed = run.calls[0]
+    conversation = replan_note(run.conversation, failed.tool, failed.outcome.message)
+    new_intents, _ = recognise_intents(run, calibrate=calibrate, conversation=conversation)
+    new_intents = confirm_intents(run, new_intents)
+    new_tools = [name for name in new_intents if name != CONVERSATION]
+    if not new_tools or new_tools[0] == failed.tool:
+        return summarise(run, intents, skipped=skipped)
+    first_call = len(run.calls)
+    new_skipped = run.call_until_exhausted(new_tools)
+    return summarise(run, new_intents, skipped=new_skipped, first_call=first_call)
+
+
+def replan_note(conversation: str, tool: str, error: str) -> str:
+    """The conversation with a turn saying which tool was tried and how it failed."""
+    note = (
+        f"assistant: I tried {tool}, and every attempt failed (last: {error}). "
+        f"{tool} may be the wrong tool for this request."
+    )
+    earlier = "" if conversation.strip() in ("", "(none)") else conversation.rstrip() + "\n"
+    return earlier + note
 
 
 class Freyr(StrategyModule):
@@ -171,6 +229,9 @@ class Freyr(StrategyModule):
             role is not held (``gated`` runs FREYR's selection this way).
         calibrate: re-choose the plan's first tool by the model's calibrated likelihood of
             each name (``freyr_dspy.strategies.calibration``); in-process llama.cpp models only.
+        replan: when the plan's first call fails after every retry, ask the intent role once
+            more with that failure shown, and carry out a new plan that starts elsewhere
+            (``replanned``).
     """
 
     name = "freyr"
@@ -179,17 +240,19 @@ class Freyr(StrategyModule):
         "error-feedback retries, summary"
     )
 
-    def __init__(self, confirm: bool = True, calibrate: bool = False) -> None:
+    def __init__(self, confirm: bool = True, calibrate: bool = False, replan: bool = False) -> None:
         roles = ("intent", "confirm", "parameters", "summary", "chat")
         super().__init__(roles if confirm else tuple(r for r in roles if r != "confirm"))
         self.confirms_plans = confirm
         self.calibrates = calibrate
+        self.replans = replan
 
     def config(self) -> dict[str, bool]:
-        """The settings that differ from the defaults (``confirm``, ``calibrate``)."""
+        """The settings that differ from the defaults (``confirm``, ``calibrate``, ``replan``)."""
         config = {} if self.confirms_plans else {"confirm": False}
-        return config | ({"calibrate": True} if self.calibrates else {})
+        config |= {"calibrate": True} if self.calibrates else {}
+        return config | ({"replan": True} if self.replans else {})
 
     def run(self, run: Run) -> Result:
         """Run Algorithm 1 for one request."""
-        return run_freyr(run, calibrate=self.calibrates)
+        return run_freyr(run, calibrate=self.calibrates, replan=self.replans)
