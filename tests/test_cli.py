@@ -73,6 +73,15 @@ def test_run_json_has_reply_calls_state_usage(freyr) -> None:  # type: ignore[no
     assert data["usage"]["intent"]["lm_calls"] == 1
 
 
+def test_run_takes_a_strategy_with_switches(freyr) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = freyr(
+        "run", "-m", "Add a task called buy milk", "--model", "fake/rules",
+        "--strategy", "freyr+replan", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["calls"][0]["tool"] == "add_task"
+
+
 def test_run_text_output_puts_data_on_stdout_and_details_on_stderr(freyr) -> None:  # type: ignore[no-untyped-def]
     code, out, err = freyr("run", "-m", "Add a task called tea", "--model", "fake/rules")
     assert code == 0
@@ -131,6 +140,7 @@ def test_state_file_is_read_and_not_written(freyr, tmp_path: Path) -> None:  # t
         (("--model", "fake/rules", "--sampling", "temperature"), "bad sampling spec"),
         (("--model", "fake/rules", "--domain", "tod"), "Did you mean 'todo'"),
         (("--model", "fake/rules", "--strategy", "frey"), "Did you mean 'freyr'"),
+        (("--model", "fake/rules", "--strategy", "freyr+replna"), "takes no setting 'replna'"),
         (("--model", "fake/rules", "--state-view", "html"), "unknown state view 'html'"),
     ],
 )

@@ -41,9 +41,8 @@ class Contestant:
     """A strategy or a compiled program, under the label reports use for it."""
 
     label: str
+    #: A strategy name, with any settings switched on after ``+`` (``freyr+calibrate``).
     strategy: str | None = None
-    #: Settings of the strategy switched on by its label (``freyr+calibrate``).
-    switches: tuple[str, ...] = ()
     program_path: Path | None = None
 
 
@@ -110,14 +109,14 @@ def _contestants(benchmark: Benchmark, config: EvalConfig) -> tuple[Contestant, 
 
 
 def _strategy_contestant(benchmark: Benchmark, label: str) -> Contestant:
-    name, switches = parse_label(label)
+    name, _ = parse_label(label)
     get_strategy(name)  # unknown name -> UnknownNameError with "did you mean"
     if name not in benchmark.strategies:
         raise ConfigError(
             f"benchmark {benchmark.name!r} cannot run strategy {name!r}; "
             f"it runs {', '.join(benchmark.strategies)}"
         )
-    return Contestant(label, strategy=name, switches=tuple(switches))
+    return Contestant(label, strategy=label)
 
 
 def _available(benchmark: Benchmark) -> tuple[str, ...]:
@@ -156,26 +155,13 @@ def build_unit_program(
     if contestant.program_path is not None:
         program = _load_artifact(contestant.program_path, config)
     else:
-        program = _strategy_program(benchmark, contestant, config)
+        spec = ProgramSpec(strategy=str(contestant.strategy))
+        program = build_program(spec, benchmark=benchmark, eval_options=config.options())
     # NOTE: the roles are known once the program is built (they follow the benchmark's
     # strategy settings), so the assignment is resolved against them afterwards.
     assignment = resolve_assignment(program.role_names, program.assignment, config)
     program.apply_assignment({role: seeded(spec, run) for role, spec in assignment.items()})
     return program
-
-
-def _strategy_program(
-    benchmark: Benchmark, contestant: Contestant, config: EvalConfig
-) -> FreyrProgram:
-    spec = ProgramSpec(strategy=str(contestant.strategy))
-    program = build_program(spec, benchmark=benchmark, eval_options=config.options())
-    if not contestant.switches:
-        return program
-    # NOTE: the switches are laid over the settings the benchmark gave the strategy, so a
-    # variant differs from the plain contestant in its switches only.
-    options = program.strategy.config() | dict.fromkeys(contestant.switches, True)
-    switched = spec.model_copy(update={"options": options})
-    return build_program(switched, benchmark=benchmark, eval_options=config.options())
 
 
 def _load_artifact(path: Path, config: EvalConfig) -> FreyrProgram:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import AdapterName, FreyrProgram
 from freyr_dspy.schemas import RoleModel
-from freyr_dspy.strategies import make_strategy
+from freyr_dspy.strategies import make_strategy, parse_label
 from freyr_dspy.tools import CatalogLevel
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ class ProgramSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    #: A strategy name, optionally with settings switched on after ``+`` (``freyr+replan``).
     strategy: str
     #: The strategy's settings (``StrategyModule.config()``); None keeps the benchmark's.
     options: dict[str, Any] | None = None
@@ -78,15 +79,20 @@ def build_program(
 
     Raises:
         ConfigError: a spec with neither benchmark nor domain, a domain the benchmark does not
-            have, or a strategy setting the strategy does not take.
+            have, or a strategy setting (or ``+`` switch) the strategy does not take.
         UnknownRoleError: the assignment names a role the strategy does not have.
         UnknownModelError: for a model id no backend understands.
     """
+    name, switches = parse_label(spec.strategy)
+    spec = spec.model_copy(update={"strategy": name})
     program = _base_program(spec, benchmark, eval_options)
-    if spec.options is not None and program.strategy.config() != spec.options:
+    options = spec.options
+    if switches:  # laid over the settings the benchmark (or the spec) gave the strategy
+        options = (program.strategy.config() if options is None else options) | switches
+    if options is not None and program.strategy.config() != options:
         # NOTE: a strategy rebuilt here loses what the benchmark changed in its roles (NLT's
         # paper prompt); the benchmark's own settings make the same config and are kept.
-        program.strategy = make_strategy(spec.strategy, **spec.options)
+        program.strategy = make_strategy(name, **options)
     _apply_settings(program, spec)
     if spec.assignment:
         program.apply_assignment(spec.assignment, cache=cache)

@@ -85,9 +85,10 @@ def strategy_with(name: str, settings: Mapping[str, Any]) -> StrategyModule:
     return factory(**accepted_config(factory, settings))
 
 
-def strategy_roles(name: str) -> tuple[str, ...]:
-    """The roles strategy ``name`` calls in its default configuration."""
-    return make_strategy(name).role_names
+def strategy_roles(label: str) -> tuple[str, ...]:
+    """The roles strategy ``label`` calls: its defaults with any ``+`` switches on."""
+    name, switches = parse_label(label)
+    return make_strategy(name, **switches).role_names
 
 
 __all__ = [
