@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from compile_fakes import project, skilled_program
 
+import freyr_dspy
 from freyr_dspy.cli import main
 from freyr_dspy.testing import unregister_fake
 
@@ -56,6 +57,16 @@ def test_compile_then_run_the_artifact(freyr, tmp_path: Path) -> None:  # type: 
     result = json.loads(out)
     assert result["calls"][0]["tool"] == "add_task"
     assert result["state"]["tasks"] == [{"title": "fixture beta", "priority": 3, "done": False}]
+
+
+def test_compile_a_strategy_with_switches_records_its_settings(freyr, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = freyr(
+        "compile", "--benchmark", "todo", "--strategy", "freyr+replan",
+        "--model", "fake/skilled", "--out", "compiled/todo.json",
+    )  # fmt: skip
+    assert code == 0, err
+    program = freyr_dspy.load(tmp_path / "compiled" / "todo.json")
+    assert (program.strategy_name, program.strategy.config()) == ("freyr", {"replan": True})
 
 
 def test_compile_json_is_clean_even_when_optimizers_print(freyr) -> None:  # type: ignore[no-untyped-def]

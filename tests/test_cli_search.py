@@ -130,3 +130,11 @@ def test_compile_best_writes_an_artifact_with_the_searched_assignment(
     assert meta["scores"]["after"] == 1.0 and meta["scores"]["dev_size"] >= 1
     assert meta["scores"]["tokens_per_request_after"] > 0
     assert meta["benchmark"] == "skills" and meta["trainset_sha256"]
+
+
+def test_a_strategy_with_switches_is_searched_under_its_label(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    report = search_json(capsys, "--trials", "4", "--strategy", "freyr,freyr+replan")
+    chosen = {t["config"]["strategy"] for t in report["trials"]}
+    assert chosen == {"freyr", "freyr+replan"} and report["counts"] == {"COMPLETE": 4}

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from freyr_dspy.errors import ConfigError, UnknownRoleError
 from freyr_dspy.evaluation.benchmark import Benchmark, Episode, EvalOptions, get_benchmark
+from freyr_dspy.evaluation.spec import ProgramSpec, build_program
 from freyr_dspy.search.cache import EvaluationCache
 from freyr_dspy.search.demos import hold_out, labeled_demo_fn, step_ids
 from freyr_dspy.search.objective import LOST_REASONS, OBJECTIVES, DemoFn, Objective
@@ -197,7 +198,12 @@ def with_benchmark_roles(
     A benchmark may build a strategy with settings of its own (NLT runs ``gated`` around
     ``nlt``), and the roles follow the settings: only these roles get models.
     """
-    roles = {s: benchmark.make_program(s, options).role_names for s in space.strategies}
+    roles = {
+        label: build_program(
+            ProgramSpec(strategy=label), benchmark=benchmark, eval_options=options
+        ).role_names
+        for label in space.strategies
+    }
     return replace(space, strategy_roles=roles)
 
 
