@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from test_evaluation_tiny import NAME, TinyBenchmark, install
+from test_evaluation_tiny import NAME, CountingRules, TinyBenchmark, install, install_fake
 
 import freyr_dspy.benchmarks as benchmarks_module
 from freyr_dspy.cli import main
+from freyr_dspy.testing import unregister_fake
 
 
 @pytest.fixture
@@ -207,3 +211,36 @@ def test_progress_bar_only_on_a_terminal(
     assert main(eval_args(tmp_path, "--limit", "1")) == 0
     err = capsys.readouterr().err
     assert "eval: 100%" in err and "2/2" in err
+
+
+class TermAfter(CountingRules):
+    """Answers like fake/rules; sends this process SIGTERM once, on its 7th call."""
+
+    sent = False
+
+    def __call__(self, call: Any) -> Any:
+        if len(self.calls) == 6 and not self.sent:
+            self.sent = True
+            os.kill(os.getpid(), signal.SIGTERM)  # the handler raises here, in this thread
+        return super().__call__(call)
+
+
+def test_sigterm_stops_eval_like_ctrl_c_and_keeps_the_finished_units(
+    tiny: TinyBenchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install_fake("term-after", TermAfter())
+    out = tmp_path / "run.json"
+    args = [*eval_args(tmp_path, "--jobs", "1", "--out", str(out))]
+    args[args.index("fake/rules")] = "fake/term-after"
+    try:
+        assert main(args) == 143
+        assert "Terminated." in capsys.readouterr().err
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # restored after the command
+        kept = out.with_name(out.name + ".checkpoint.jsonl").read_text().splitlines()
+        # a header, then the units finished before the 7th call (freyr: 3 calls, lazy: 1)
+        assert 1 < len(kept) < 1 + 4
+        assert main(args) == 0  # the resume runs the rest
+        saved = json.loads(out.read_text())
+        assert saved["config"]["resumed_units"] == len(kept) - 1 and len(saved["records"]) == 8
+    finally:
+        unregister_fake("term-after")

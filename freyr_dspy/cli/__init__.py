@@ -1,15 +1,19 @@
 """The ``freyr`` command line: a click group of thin commands.
 
 ``main`` maps ``ConfigError``/``DataError`` to exit 2 and other ``FreyrError`` to exit 1 with
-a one-line message; ``--debug`` shows the traceback. Only this package configures logging.
+a one-line message; ``--debug`` shows the traceback. Ctrl-C and SIGTERM stop a command the same
+way (what is checkpointed is kept; exit 130 and 143). Only this package configures logging.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 
 import click
 
@@ -83,8 +87,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     try:
-        cli.main(args=args, prog_name="freyr", standalone_mode=False)
-    except click.exceptions.Abort:
+        with _sigterm_interrupts():
+            cli.main(args=args, prog_name="freyr", standalone_mode=False)
+    except Terminated:
+        click.echo("Terminated.", err=True)
+        return 143
+    except click.exceptions.Abort as exc:  # click turns an interrupt into Abort
+        if isinstance(exc.__cause__, Terminated):
+            click.echo("Terminated.", err=True)
+            return 143
         click.echo("Aborted.", err=True)
         return 130
     except click.ClickException as exc:
@@ -98,6 +109,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         click.echo("Interrupted.", err=True)
         return 130
     return 0
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C would be: the command stops as if interrupted."""
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """Turn SIGTERM into ``Terminated`` while a command runs (main thread only).
+
+    A run started in the background from a script ignores SIGINT (POSIX shells do that for
+    background jobs), so ``kill`` is how one stops it. Without this handler SIGTERM ends the
+    process on the spot: a search's running trial stays RUNNING in its storage, and nothing
+    says why the command stopped.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _fail(exc: Exception, code: int, debug: bool) -> int:
