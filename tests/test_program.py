@@ -663,7 +663,11 @@ def test_replan_carries_out_a_new_plan_after_the_first_call_fails_every_retry(
         *["intent", "parameters", "parameters"],
         *["intent", "parameters", "summary"],
     ]
-    replan_prompt = [c for c in engine.calls if c.role == "intent"][1]
+    first_prompt, replan_prompt = [c for c in engine.calls if c.role == "intent"]
+    # the failed tool is left out of the second plan's catalog, and only of that one
+    assert "complete_task" in first_prompt.inputs["tools"]
+    assert "complete_task" not in replan_prompt.inputs["tools"]
+    assert "add_task" in replan_prompt.inputs["tools"]
     assert replan_prompt.inputs["conversation"] == (
         "assistant: I tried complete_task, and every attempt failed (last: complete_task "
         "failed: no task titled 'milk'; existing tasks: none). complete_task may be the wrong "
@@ -674,7 +678,7 @@ def test_replan_carries_out_a_new_plan_after_the_first_call_fails_every_retry(
 
 
 @pytest.mark.parametrize("second_plan", [["complete_task"], ["conversation"]])
-def test_replan_that_repeats_the_failed_tool_or_asks_none_keeps_the_first_failure(
+def test_replan_that_names_the_withheld_tool_or_asks_none_keeps_the_first_failure(
     build: Build, second_plan: list[str]
 ) -> None:
     engine = replanning_engine(second_plan)
@@ -684,6 +688,32 @@ def test_replan_that_repeats_the_failed_tool_or_asks_none_keeps_the_first_failur
     assert result.intents == ["complete_task"]
     assert result.failure == Failure(kind="retries", detail="retries exhausted for complete_task")
     assert engine.roles_called() == ["intent", "parameters", "parameters", "intent", "summary"]
+
+
+def test_a_failed_call_to_the_only_tool_is_not_planned_again(build: Build) -> None:
+    def ping(host: str) -> str:
+        """Check that a host answers.
+
+        Args:
+            host: the host to reach.
+        """
+        raise ConnectionError(f"{host} does not answer")
+
+    from freyr_dspy.tools import Tool, Toolbox
+
+    engine = answers(
+        intent={"intents": ["ping"]}, parameters={"arguments": {"host": "a"}}, summary=SUMMARY
+    )
+    program = build(
+        engine,
+        strategy=Freyr(replan=True),
+        toolbox=Toolbox([Tool.from_function(ping)]),
+        max_retries=0,
+    )
+    result = program(message="ping a").result
+    # with the failed tool withheld nothing would be left to plan with: no second intent call
+    assert engine.roles_called() == ["intent", "parameters", "summary"]
+    assert result.failure is not None and result.failure.kind == "retries"
 
 
 def test_without_replan_or_after_a_first_call_that_worked_the_plan_is_not_asked_again(

@@ -3,11 +3,13 @@
 intents -> (a plan naming several tools is confirmed tool by tool) -> if only
 ``conversation``: chat; else for each intent: parameters -> execute -> on error feed the error
 back and retry (``max_retries``) -> summary of all outcomes. With ``replan``, a plan whose first
-call fails after every retry is planned once more, the failure shown to the intent role.
+call fails after every retry is planned once more without that tool, the failure shown.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from freyr_dspy.contracts import Contract
@@ -22,6 +24,7 @@ __all__ = [
     "CONVERSATION_TOOL",
     "MAX_INTENTS",
     "Freyr",
+    "catalog_without",
     "chat",
     "confirm_intents",
     "copies_catalog",
@@ -194,20 +197,35 @@ def replanned(run: Run, intents: list[str], skipped: list[str], *, calibrate: bo
     A small model's wrong first tool (a corridor for "a new room joined to the hall") fails
     whatever arguments it writes, and its retries only rewrite the arguments. Nothing has
     changed yet, so the intent role is asked again with the failed call and its last error
-    added to the conversation (``replan_note``). A new plan that starts with another tool is
-    carried out in its place; one that repeats the failed tool, or asks for no tool, is not,
-    and the first plan's failure is the result's. The summary sees every call made.
+    added to the conversation (``replan_note``), and with the failed tool left out of the
+    catalog: shown the note alone, Qwen 1.5B planned the same tool again every time. A new
+    plan that starts with a tool is carried out in its place; one that asks for no tool is
+    not, and the first plan's failure is the result's. The summary sees every call made.
     """
     failed = run.calls[0]
+    if len(run.toolbox.names) < 2:
+        return summarise(run, intents, skipped=skipped)
     conversation = replan_note(run.conversation, failed.tool, failed.outcome.message)
-    new_intents, _ = recognise_intents(run, calibrate=calibrate, conversation=conversation)
-    new_intents = confirm_intents(run, new_intents)
+    with catalog_without(run, failed.tool):
+        new_intents, _ = recognise_intents(run, calibrate=calibrate, conversation=conversation)
+        new_intents = confirm_intents(run, new_intents)
     new_tools = [name for name in new_intents if name != CONVERSATION]
-    if not new_tools or new_tools[0] == failed.tool:
+    if not new_tools:
         return summarise(run, intents, skipped=skipped)
     first_call = len(run.calls)
     new_skipped = run.call_until_exhausted(new_tools)
     return summarise(run, new_intents, skipped=new_skipped, first_call=first_call)
+
+
+@contextmanager
+def catalog_without(run: Run, tool: str) -> Iterator[None]:
+    """Offer the roles every tool but ``tool`` while the block runs (calls still use them all)."""
+    whole = run.toolbox
+    run.toolbox = whole.subset(names=[name for name in whole.names if name != tool])
+    try:
+        yield
+    finally:
+        run.toolbox = whole
 
 
 def replan_note(conversation: str, tool: str, error: str) -> str:
@@ -230,8 +248,8 @@ class Freyr(StrategyModule):
         calibrate: re-choose the plan's first tool by the model's calibrated likelihood of
             each name (``freyr_dspy.strategies.calibration``); in-process llama.cpp models only.
         replan: when the plan's first call fails after every retry, ask the intent role once
-            more with that failure shown, and carry out a new plan that starts elsewhere
-            (``replanned``).
+            more with that failure shown and that tool left out of the catalog, and carry out
+            the new plan (``replanned``).
     """
 
     name = "freyr"
