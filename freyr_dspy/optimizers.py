@@ -1,6 +1,8 @@
 """The optimizers ``freyr compile`` offers, one small runner each, behind one config.
 
 * ``labeled``: demos per role from the trainset's gold calls; no LM call (``gold``).
+* ``misses``: ``labeled``, with the demos taken from the training requests the uncompiled
+  program gets wrong (one run of it per request).
 * ``bootstrap``: demos the teacher got right; one run per train example
   (``BootstrapFewShot``).
 * ``bootstrap_rs``: the best of ``budget`` bootstrapped demo sets, each scored on the
@@ -45,12 +47,13 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-OptimizerName = Literal["labeled", "bootstrap", "bootstrap_rs", "mipro", "gepa", "simba"]
+OptimizerName = Literal["labeled", "misses", "bootstrap", "bootstrap_rs", "mipro", "gepa", "simba"]
 OPTIMIZER_NAMES: tuple[str, ...] = get_args(OptimizerName)
 
 #: What ``budget`` means per optimizer, and its default (kept small: tiny models are slow).
 BUDGETS: dict[str, tuple[str, int]] = {
     "labeled": ("unused", 0),
+    "misses": ("unused", 0),
     "bootstrap": ("unused", 0),
     "bootstrap_rs": ("candidate demo sets", 4),
     "mipro": ("trials", 6),
@@ -170,6 +173,36 @@ def apply_gold_demos(
         )
 
 
+def _misses(job: _Job) -> FreyrProgram:
+    """Gold demos from the requests the student gets wrong, topped up from the rest.
+
+    A demo of what the model already does right teaches it little: the requests it misses
+    show the distinctions it lacks (a new room joined to another is ``create_room``, not
+    ``add_corridor``). Each training request is run once on the uncompiled program.
+    """
+    missed = [example for example in job.trainset if not _solved(job, example)]
+    logger.info(
+        "the uncompiled program missed %d of %d training requests", len(missed), len(job.trainset)
+    )
+    compiled = detached_copy(job.program)
+    from_missed = gold_demos(compiled, missed, job.metric)
+    from_all = gold_demos(compiled, job.trainset, job.metric)
+    for name, predictor in compiled.named_predictors():
+        outputs = list(predictor.signature.output_fields)
+        k, seed = job.config.max_demos, job.config.seed
+        chosen = select_demos(from_missed.get(name, []), k, outputs=outputs, seed=seed)
+        rest = [demo for demo in from_all.get(name, []) if demo not in chosen]
+        chosen += select_demos(rest, k - len(chosen), outputs=outputs, seed=seed)
+        predictor.demos = chosen
+    return compiled
+
+
+def _solved(job: _Job, example: dspy.Example) -> bool:
+    """Whether the uncompiled program completes one training request."""
+    prediction = job.program(**example.inputs())
+    return job.metric(example, prediction) >= 1.0
+
+
 def _bootstrap(job: _Job) -> FreyrProgram:
     optimizer = dspy.BootstrapFewShot(
         metric=job.metric,
@@ -261,6 +294,7 @@ def _simba(job: _Job) -> FreyrProgram:
 
 _RUNNERS: dict[str, Callable[[_Job], FreyrProgram]] = {
     "labeled": _labeled,
+    "misses": _misses,
     "bootstrap": _bootstrap,
     "bootstrap_rs": _bootstrap_rs,
     "mipro": _mipro,

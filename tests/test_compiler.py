@@ -24,7 +24,7 @@ from freyr_dspy.optimizers import OPTIMIZER_NAMES, OptimizerConfig
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel, Sampling
 from freyr_dspy.settings import Settings
-from freyr_dspy.testing import unregister_fake
+from freyr_dspy.testing import register_fake, unregister_fake
 
 
 @pytest.fixture
@@ -83,6 +83,40 @@ def test_labeled_demos_are_gold_per_role(
     assert report.program.role("chat").predict.demos == []
     # varied: the intent demos do not all teach the same tool
     assert len({tuple(d.intents) for d in intent_demos}) == 3
+
+
+def test_misses_takes_its_demos_from_the_requests_the_model_gets_wrong(tmp_path: Path) -> None:
+    from compile_fakes import FIXTURE, todo_gold
+
+    from freyr_dspy.benchmarks.todo import load_rows, row_step
+
+    known = ("Add a task", "Mark", "Complete", "Hey")
+    engine = SkilledLM(todo_gold(), knows=known)
+    register_fake("partly_skilled", engine)
+    program = TodoBenchmark().make_program("freyr", OPTIONS)
+    program.apply_assignment(
+        {r: RoleModel(model="fake/partly_skilled") for r in program.role_names}
+    )
+    examples = [step_example(row_step(r)) for r in load_rows(FIXTURE)]
+    try:
+        report = compile_program(
+            program,
+            TodoBenchmark(),
+            OptimizerConfig(name="misses", max_demos=5, demo_roles=("intent",)),
+            settings=project(tmp_path),
+            options=OPTIONS,
+            trainset=examples,
+            devset=examples[:1],
+            evaluate_before=False,
+        )
+    finally:
+        unregister_fake("partly_skilled")
+    messages = [demo.message for demo in report.program.role("intent").predict.demos]
+    # the four requests the model misses untaught come first, one known request tops them up
+    missed = {"Remove the task wash car.", "List my open tasks.", "Convert 100 minutes to hours."}
+    missed |= {"Convert 61 minutes to hours."}
+    assert set(messages[:4]) == missed
+    assert len(messages) == 5 and messages[4].startswith(known)
 
 
 def test_a_two_tool_gold_step_replays_through_confirm(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ __all__ = ["command", "parse_options"]
     "--optimizer",
     default="labeled",
     show_default=True,
-    type=click.Choice(["labeled", "bootstrap", "bootstrap_rs", "mipro", "gepa", "simba"]),
+    type=click.Choice(["labeled", "misses", "bootstrap", "bootstrap_rs", "mipro", "gepa", "simba"]),
 )
 @model_options
 @click.option("--teacher", default=None, help="Model id of the bootstrap teacher.")
