@@ -668,6 +668,9 @@ def test_replan_carries_out_a_new_plan_after_the_first_call_fails_every_retry(
     assert "complete_task" in first_prompt.inputs["tools"]
     assert "complete_task" not in replan_prompt.inputs["tools"]
     assert "add_task" in replan_prompt.inputs["tools"]
+    # the first plan asked for a tool, so the second is not offered `conversation`
+    assert "conversation" in first_prompt.inputs["tools"]
+    assert "conversation" not in replan_prompt.inputs["tools"]
     assert replan_prompt.inputs["conversation"] == (
         "assistant: I tried complete_task, and every attempt failed (last: complete_task "
         "failed: no task titled 'milk'; existing tasks: none). complete_task may be the wrong "
@@ -675,6 +678,18 @@ def test_replan_carries_out_a_new_plan_after_the_first_call_fails_every_retry(
     )
     # the summary is told about the failed attempt too
     assert "ERROR: complete_task" in engine.calls[-1].inputs["outcomes"]
+
+
+def test_the_second_plans_contract_names_only_the_tools_left(build: Build) -> None:
+    plain = replanning_engine(["add_task"])
+    engine = FunctionLM(plain.answer, structured_output=True)
+    build(engine, strategy=Freyr(replan=True), max_retries=1)(message="put milk on my list")
+    first, second = [c for c in engine.calls if c.role == "intent"]
+    formats = [c.config.response_format for c in (first, second)]
+    schemas = [f.get("json_schema", f)["schema"] for f in formats]
+    first_names, second_names = [s["properties"]["intents"]["items"]["enum"] for s in schemas]
+    assert {"complete_task", "conversation"} <= set(first_names)
+    assert second_names == [n for n in first_names if n not in ("complete_task", "conversation")]
 
 
 @pytest.mark.parametrize("second_plan", [["complete_task"], ["conversation"]])

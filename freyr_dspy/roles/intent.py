@@ -50,6 +50,10 @@ class IntentClassifier(Role):
         return {"intents": split_items(outputs.get("intents"))}
 
 
-def intent_contract(names: Iterable[str], max_items: int) -> Contract:
-    """The intents of one call: names of ``names`` or ``conversation``, at most ``max_items``."""
-    return {"intents": names_schema([*names, CONVERSATION], max_items=max_items)}
+def intent_contract(names: Iterable[str], max_items: int, *, conversation: bool = True) -> Contract:
+    """The intents of one call: names of ``names`` or ``conversation``, at most ``max_items``.
+
+    ``conversation=False`` leaves ``conversation`` out: the answer must name tools.
+    """
+    allowed = [*names, CONVERSATION] if conversation else list(names)
+    return {"intents": names_schema(allowed, max_items=max_items)}

@@ -42,7 +42,11 @@ MAX_INTENTS = 8
 
 
 def recognise_intents(
-    run: Run, *, calibrate: bool = False, conversation: str | None = None
+    run: Run,
+    *,
+    calibrate: bool = False,
+    conversation: str | None = None,
+    require_tool: bool = False,
 ) -> tuple[list[str], list[str]]:
     """Ask the intent role; return (known intents in order, names it wrote that are unknown).
 
@@ -50,14 +54,15 @@ def recognise_intents(
     the answer is typed by the catalog (``intent_contract``). With ``calibrate`` the first tool
     is re-chosen by calibrated likelihood where the model can score (``calibrated_first_tool``).
     ``conversation`` replaces the run's earlier turns in the prompt (a re-plan adds its note).
+    ``require_tool`` offers no ``conversation`` answer, in the catalog or the contract.
     """
     shown = run.conversation if conversation is None else conversation
-    intents, unknown, asked = _ask_intents(run, MAX_INTENTS, shown)
+    intents, unknown, asked = _ask_intents(run, MAX_INTENTS, shown, require_tool)
     if copies_catalog(intents, run.toolbox.names):
         # A list of most of the catalog, in catalog order, is a copy, not a choice: Qwen
         # 0.5B wrote one for 17 of our suite's 74 requests (the 1.5B for none). Asked again
         # for one tool only, it got 5 of those 17 right, where the copies got none.
-        intents, unknown, asked = _ask_intents(run, 1, shown)
+        intents, unknown, asked = _ask_intents(run, 1, shown, require_tool)
     if calibrate:
         intents = calibrated_first_tool(run, intents, *asked)
     run.intents = intents[:MAX_INTENTS]
@@ -65,14 +70,16 @@ def recognise_intents(
 
 
 def _ask_intents(
-    run: Run, max_items: int, conversation: str
+    run: Run, max_items: int, conversation: str, require_tool: bool = False
 ) -> tuple[list[str], list[str], tuple[dict[str, Any], Contract]]:
     """Ask the intent role: (known intents, unknown names, the inputs and contract asked with)."""
-    contract = intent_contract(run.toolbox.names, max_items)
+    contract = intent_contract(run.toolbox.names, max_items, conversation=not require_tool)
     inputs = {
         "conversation": conversation,
         "message": run.message,
-        "tools": run.toolbox.catalog(run.program.catalog_level, extra=CONVERSATION_TOOL),
+        "tools": run.toolbox.catalog(
+            run.program.catalog_level, extra=None if require_tool else CONVERSATION_TOOL
+        ),
         "state": run.state_text(),
     }
     prediction = run.call_role("intent", contract=contract, **inputs)
@@ -198,16 +205,21 @@ def replanned(run: Run, intents: list[str], skipped: list[str], *, calibrate: bo
     whatever arguments it writes, and its retries only rewrite the arguments. Nothing has
     changed yet, so the intent role is asked again with the failed call and its last error
     added to the conversation (``replan_note``), and with the failed tool left out of the
-    catalog: shown the note alone, Qwen 1.5B planned the same tool again every time. A new
-    plan that starts with a tool is carried out in its place; one that asks for no tool is
-    not, and the first plan's failure is the result's. The summary sees every call made.
+    catalog: shown the note alone, Qwen 1.5B planned the same tool again every time. The
+    first plan asked for a tool, so the second must name one: offered ``conversation`` too,
+    the 1.5B took it on 5 of the 9 LLMaker steps it re-planned, and nothing was tried. The
+    new plan is carried out in its place; where the model still names no tool (a backend
+    that cannot hold it to the contract), the first plan's failure is the result's. The
+    summary sees every call made.
     """
     failed = run.calls[0]
     if len(run.toolbox.names) < 2:
         return summarise(run, intents, skipped=skipped)
     conversation = replan_note(run.conversation, failed.tool, failed.outcome.message)
     with catalog_without(run, failed.tool):
-        new_intents, _ = recognise_intents(run, calibrate=calibrate, conversation=conversation)
+        new_intents, _ = recognise_intents(
+            run, calibrate=calibrate, conversation=conversation, require_tool=True
+        )
         new_intents = confirm_intents(run, new_intents)
     new_tools = [name for name in new_intents if name != CONVERSATION]
     if not new_tools:
