@@ -207,7 +207,7 @@ def replanned(run: Run, intents: list[str], skipped: list[str], *, calibrate: bo
     added to the conversation (``replan_note``), and with the failed tool left out of the
     catalog: shown the note alone, Qwen 1.5B planned the same tool again every time. The
     first plan asked for a tool, so the second must name one: offered ``conversation`` too,
-    the 1.5B took it on 5 of the 9 LLMaker steps it re-planned, and nothing was tried. The
+    the 1.5B named no tool on 9 of the 12 LLMaker steps it re-planned, and nothing was tried. The
     new plan is carried out in its place; where the model still names no tool (a backend
     that cannot hold it to the contract), the first plan's failure is the result's. The
     summary sees every call made.
