@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from freyr_dspy._files import write_text_atomic
 from freyr_dspy.errors import ArtifactError, ConfigError, UnknownRoleError
 from freyr_dspy.evaluation.spec import ProgramSpec, build_program, spec_of
+from freyr_dspy.name_refs import fill_names, fingerprint, map_strings, refer_names
 from freyr_dspy.optimizers import OptimizerConfig
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel
@@ -97,6 +98,8 @@ class ArtifactMeta(BaseModel):
     signature_hashes: dict[str, str]
     scores: ArtifactScores = Field(default_factory=ArtifactScores)
     cache: bool = False
+    #: Fingerprint of the domain's data names the state refers to by position, if any.
+    name_refs: str | None = None
 
 
 def build_meta(program: FreyrProgram, **fields: Any) -> ArtifactMeta:
@@ -163,11 +166,8 @@ def save(program: FreyrProgram, path: str | Path, meta: ArtifactMeta | None = No
     Raises:
         ArtifactError: when the state cannot be written as JSON or would contain a secret.
     """
-    document = {
-        "format": FORMAT,
-        "meta": (meta or build_meta(program)).model_dump(mode="json"),
-        "program": program_state(program),
-    }
+    meta, state = _refer_data_names(program, meta or build_meta(program))
+    document = {"format": FORMAT, "meta": meta.model_dump(mode="json"), "program": state}
     if _contains_key(document, "api_key"):
         raise ArtifactError("refusing to write an artifact that contains an api_key")
     try:
@@ -238,7 +238,7 @@ def load(
     meta, state = read_artifact(path, settings=settings, root=root)
     program = _rebuild(meta, settings)
     _check_signatures(meta, program, path)
-    _load_state(program, state, path)
+    _load_state(program, _fill_data_names(meta, state, program, path), path)
     program.apply_assignment(_assignment(meta, program, models), cache=settings.cache)
     return program
 
@@ -343,6 +343,50 @@ def _check_signatures(meta: ArtifactMeta, program: FreyrProgram, path: str | Pat
             f"artifact {path}: the signature of role(s) {', '.join(changed)} "
             "changed since it was compiled; recompile it with `freyr compile`"
         )
+
+
+def _refer_data_names(
+    program: FreyrProgram, meta: ArtifactMeta
+) -> tuple[ArtifactMeta, dict[str, Any]]:
+    """The state with the domain's data names held by position, and the meta that says so.
+
+    Demos of a benchmark's domain spell its tool names; an artifact refers to them instead,
+    so it can be committed without copying the benchmark's data.
+
+    Raises:
+        ArtifactError: when the state already reads as holding references.
+    """
+    state = program_state(program)
+    names = list(program.domain.data_names())
+    if not names:
+        return meta.model_copy(update={"name_refs": None}), state
+    try:
+        referred = map_strings(state, lambda text: refer_names(text, names))
+    except ValueError as exc:
+        raise ArtifactError(f"cannot save the program: {exc}") from exc
+    return meta.model_copy(update={"name_refs": fingerprint(names)}), referred
+
+
+def _fill_data_names(
+    meta: ArtifactMeta, state: dict[str, Any], program: FreyrProgram, path: str | Path
+) -> dict[str, Any]:
+    """The state with its name references replaced by the names of the rebuilt domain.
+
+    Raises:
+        ArtifactError: when the domain's names are not the ones the artifact was saved with.
+    """
+    if meta.name_refs is None:
+        return state
+    names = list(program.domain.data_names())
+    if fingerprint(names) != meta.name_refs:
+        raise ArtifactError(
+            f"artifact {path} was compiled against another tool catalog of "
+            f"{meta.program.domain!r} than the data directory holds; recompile it"
+        )
+    try:
+        return cast(dict[str, Any], map_strings(state, lambda text: fill_names(text, names)))
+    except ValueError as exc:
+        raise ArtifactError(f"artifact {path}: {exc}") from exc
 
 
 def _load_state(program: FreyrProgram, state: dict[str, Any], path: str | Path) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,8 @@ class Domain:
 
     ``renderers`` maps a view name to a function state -> text; the first one is the default.
     ``load_state`` turns JSON data (e.g. from ``--state FILE``) into the domain's state object.
+    ``data_names`` lists the names the domain reads from benchmark data (tools, functions),
+    in a fixed order: saved artifacts hold them by position (see ``name_refs``).
     """
 
     name: str
@@ -41,6 +43,7 @@ class Domain:
     renderers: dict[str, StateRenderer] = field(default_factory=lambda: {"json": render_json_state})
     load_state: Callable[[Any], Any] = lambda data: data
     example_message: str = ""
+    data_names: Callable[[], Sequence[str]] = lambda: ()
 
     def renderer(self, view: str | None = None) -> StateRenderer:
         """Return the renderer called ``view`` (default: the first one).

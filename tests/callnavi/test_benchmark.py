@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 
 from freyr_dspy.benchmarks import get_benchmark
 from freyr_dspy.benchmarks.callnavi.benchmark import CALLNAVI_BENCHMARK
-from freyr_dspy.benchmarks.callnavi.data import callnavi_dir
+from freyr_dspy.benchmarks.callnavi.data import callnavi_dir, load_domain
 from freyr_dspy.benchmarks.callnavi.domain import CallNaviProgram
 from freyr_dspy.benchmarks.callnavi.trainset import benchmark_overlap, load_trainset
 from freyr_dspy.errors import ConfigError, DataError
@@ -221,6 +222,40 @@ def test_train_episodes_read_the_project_trainset(tmp_path: Path) -> None:
     step = episode.steps[0]
     assert step.start_state is not None and step.start_state["domain"] == "pets"
     assert step.expected["calls"] == [{"tool": "getPetList", "arguments": {"ownerID": "OW-42"}}]
+
+
+def test_trainset_rows_may_name_apis_and_parameters_by_position(tmp_path: Path) -> None:
+    names = load_domain(FIXTURES, "pets").data_names
+    assert names[:2] == ["getOwnerID", "getPetList"]  # APIs first, then parameters
+    owner_id = names.index("ownerID")
+    assert owner_id > names.index("ownerName") > 1
+    row = {
+        **GOOD_ROW,
+        "ground_truth": {
+            "API": ["{{name:1}}"],
+            "parameters": [{f"{{{{name:{owner_id}}}}}": "OW-42"}],
+        },
+    }
+    path = _write_trainset(tmp_path / "t.jsonl", [row])
+    [question] = load_trainset(path, FIXTURES)
+    assert question.gold == GOOD_ROW["ground_truth"]
+
+
+@pytest.mark.parametrize(
+    ("folder", "change", "message"),
+    [
+        (None, {}, ":1: the row names APIs by position"),
+        (FIXTURES, {"domain": "cars"}, ":1: unknown domain 'cars'"),
+        (FIXTURES, {"id": "{{name:999}}"}, ":1: {{name:999}} refers past the catalog"),
+    ],
+)
+def test_trainset_references_fail_with_path_and_line(
+    tmp_path: Path, folder: Path | None, change: dict[str, Any], message: str
+) -> None:
+    row = {**GOOD_ROW, "ground_truth": {"API": ["{{name:1}}"], "parameters": [{}]}, **change}
+    path = _write_trainset(tmp_path / "t.jsonl", [row])
+    with pytest.raises(DataError, match=re.escape(f"t.jsonl{message}")):
+        load_trainset(path, folder)
 
 
 @pytest.mark.parametrize(

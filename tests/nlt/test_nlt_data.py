@@ -145,6 +145,28 @@ def test_trainset_errors_carry_path_and_line(
         load_trainset(path, ["Past Purchases", "Talk to a Human"])
 
 
+def test_trainset_rows_may_name_tools_by_position(tmp_path: Path) -> None:
+    row = '{"id": "a", "message": "talk to {{name:0}}", "expected_tools": ["{{name:1}}"]}'
+    path = write(tmp_path / "t.jsonl", row + "\n")
+    (loaded,) = load_trainset(path, ["Past Purchases", 'Talk to a "Human"'])
+    assert loaded.expected_tools == ['Talk to a "Human"']
+    assert loaded.message == "talk to Past Purchases"
+
+
+@pytest.mark.parametrize(
+    ("tool_names", "message"),
+    [(None, r"t\.jsonl:1: .*by position"), (["Past Purchases"], r"t\.jsonl:1: .*past the catalog")],
+)
+def test_trainset_reference_errors_carry_path_and_line(
+    tmp_path: Path, tool_names: list[str] | None, message: str
+) -> None:
+    path = write(
+        tmp_path / "t.jsonl", '{"id": "a", "message": "x", "expected_tools": ["{{name:1}}"]}\n'
+    )
+    with pytest.raises(DataError, match=message):
+        load_trainset(path, tool_names)
+
+
 def test_trainset_loads_rows(tmp_path: Path) -> None:
     path = write(tmp_path / "t.jsonl", TRAIN_OK + "\n")
     rows = load_trainset(path, ["Past Purchases"])

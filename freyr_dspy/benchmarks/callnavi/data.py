@@ -130,6 +130,17 @@ class CallNaviDomain:
         """Return the API called exactly ``name`` (case-sensitive, as the original), or None."""
         return next((api for api in self.apis if api.name == name), None)
 
+    @property
+    def data_names(self) -> list[str]:
+        """The API names in file order, then each parameter name not listed yet, in order.
+
+        Trainset labels refer to these by position (``{{name:N}}``), so they copy none.
+        """
+        names = [api.name for api in self.apis]
+        for api in self.apis:
+            names.extend(p for p in api.parameter_names if p not in names)
+        return names
+
 
 def callnavi_dir(data_dir: Path) -> Path:
     """Return the folder holding CallNavi files: ``data_dir/callnavi`` or ``data_dir`` itself.

@@ -4,10 +4,15 @@ Each row is a question we wrote for one of the shared domains, with its gold cal
 the benchmark's format. Rows are validated one by one (``path:line`` on error); when the data
 directory is known, every gold API must exist in its domain's catalog, and no question may
 repeat a benchmark question (the benchmark is for testing, never for training).
+
+API and parameter names may be written by position in the domain's ``data_names``
+(``{{name:N}}``), as the project's own trainset does so that it copies no names from the
+data; they are filled in from the data directory when the file is read.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +26,7 @@ from freyr_dspy.benchmarks.callnavi.data import (
     load_domain,
 )
 from freyr_dspy.errors import DataError
+from freyr_dspy.name_refs import REFERENCE, fill_names
 
 __all__ = ["GoldCalls", "TrainRow", "benchmark_overlap", "load_trainset"]
 
@@ -84,7 +90,7 @@ def load_trainset(path: Path, data_folder: Path | None = None) -> list[Question]
     for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
-        row = _row(path, line_no, line)
+        row = _row(path, line_no, _with_names(path, line_no, line, data_folder))
         if row.id in seen:
             raise DataError(path, line_no, f"duplicate id {row.id!r}")
         seen.add(row.id)
@@ -101,6 +107,26 @@ def load_trainset(path: Path, data_folder: Path | None = None) -> list[Question]
             )
         )
     return questions
+
+
+def _with_names(path: Path, line_no: int, line: str, folder: Path | None) -> str:
+    """The line with its ``{{name:N}}`` references filled from its domain's catalog."""
+    if not REFERENCE.search(line):
+        return line
+    if folder is None:
+        raise DataError(path, line_no, "the row names APIs by position; the data is needed")
+    try:
+        domain = json.loads(line).get("domain")
+    except (json.JSONDecodeError, AttributeError):
+        return line  # _row reports the malformed line
+    if domain not in available_domains(folder):
+        raise DataError(path, line_no, f"unknown domain {domain!r}")
+    names = load_domain(folder, domain).data_names
+    try:
+        # NOTE: names become JSON string content (keys and values alike): escape them.
+        return fill_names(line, [json.dumps(n)[1:-1] for n in names])
+    except ValueError as exc:
+        raise DataError(path, line_no, str(exc)) from exc
 
 
 def _row(path: Path, line_no: int, line: str) -> TrainRow:

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from freyr_dspy.errors import ConfigError, DataError
+from freyr_dspy.name_refs import REFERENCE, fill_names
 
 __all__ = [
     "NLT_FOLDER",
@@ -24,6 +25,7 @@ __all__ = [
     "Scenario",
     "TopicTool",
     "TrainRow",
+    "data_names",
     "function_name",
     "load_scenario",
     "load_trainset",
@@ -80,7 +82,11 @@ class Scenario(BaseModel):
 
 
 class TrainRow(BaseModel):
-    """One line of ``trainsets/nlt-<scenario>.jsonl``: tools are referenced by name."""
+    """One line of ``trainsets/nlt-<scenario>.jsonl``.
+
+    A tool is named either as the data spells it or by its position among the scenario's
+    topics, ``{{name:N}}`` (what the project's own trainsets do, so they copy no names).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -94,6 +100,16 @@ def function_name(topic: str) -> str:
     """The structured-mode function of a topic: ``Past Purchases`` -> ``check_past_purchases``."""
     words = re.findall(r"[a-z0-9]+", topic.lower())
     return "check_" + "_".join(words)
+
+
+def data_names(scenario: Scenario) -> list[str]:
+    """The names the scenario's data defines: its topics, then their functions, in file order.
+
+    Trainset labels and compiled demos refer to them by position (``{{name:N}}``), so the
+    topic at position N is also name N.
+    """
+    topics = scenario.tool_names
+    return [*topics, *(function_name(t) for t in topics)]
 
 
 def scenario_path(data_dir: Path, scenario: str) -> Path:
@@ -161,11 +177,12 @@ def load_trainset(path: Path, tool_names: list[str] | None = None) -> list[Train
 
     Args:
         path: the JSONL file.
-        tool_names: when given, every expected tool must be one of these names.
+        tool_names: the scenario's topics in file order. When given, ``{{name:N}}`` in a
+            row stands for topic N and every expected tool must be one of these names.
 
     Raises:
         DataError: for a missing file, bad JSON, a row breaking the format, an unknown tool
-            name or a duplicate id.
+            name, a reference without ``tool_names`` or past their end, or a duplicate id.
     """
     if not path.is_file():
         raise DataError(path, None, "trainset file not found")
@@ -174,7 +191,7 @@ def load_trainset(path: Path, tool_names: list[str] | None = None) -> list[Train
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
-        row = _train_row(path, number, line)
+        row = _train_row(path, number, _with_names(path, number, line, tool_names))
         unknown = [t for t in row.expected_tools if tool_names is not None and t not in tool_names]
         if unknown:
             raise DataError(path, number, f"unknown tools {unknown}; expected some of {tool_names}")
@@ -183,6 +200,19 @@ def load_trainset(path: Path, tool_names: list[str] | None = None) -> list[Train
         seen.add(row.id)
         rows.append(row)
     return rows
+
+
+def _with_names(path: Path, number: int, line: str, tool_names: list[str] | None) -> str:
+    """The line with its ``{{name:N}}`` references replaced by the topics they stand for."""
+    if not REFERENCE.search(line):
+        return line
+    if tool_names is None:
+        raise DataError(path, number, "the row names tools by position; the scenario is needed")
+    try:
+        # NOTE: topic names are plain text; escape them as JSON string content.
+        return fill_names(line, [json.dumps(n)[1:-1] for n in tool_names])
+    except ValueError as exc:
+        raise DataError(path, number, str(exc)) from exc
 
 
 def _train_row(path: Path, number: int, line: str) -> TrainRow:

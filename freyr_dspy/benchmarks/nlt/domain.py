@@ -15,7 +15,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from freyr_dspy.benchmarks.nlt.data import Scenario, function_name, load_scenario, scenario_path
+from freyr_dspy.benchmarks.nlt.data import (
+    Scenario,
+    data_names,
+    function_name,
+    load_scenario,
+    scenario_path,
+)
 from freyr_dspy.domains import Domain, register_domain
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.settings import Settings
@@ -57,6 +63,7 @@ def make_domain(scenario: Scenario, naming: Naming = "topic") -> Domain:
         make_toolbox=lambda: make_toolbox(scenario, naming),
         renderers={"none": _no_state},
         example_message=scenario.inputs[0].message if scenario.inputs else "",
+        data_names=lambda: data_names(scenario),
     )
 
 
