@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Build the four NLT artifacts (nlt-alex, nlt-sage; Qwen 1.5B and 0.5B) into compiled/, ~8 min.
-# They are not committed: their demos name the benchmark's tools, which the project reads from
-# its data directory. Labelled demos from our trainsets, no LM call to choose them, so every
-# build gives the same demos (the dev scoring runs the model).
+# Rebuild the four shipped NLT artifacts (nlt-alex, nlt-sage; Qwen 1.5B and 0.5B), ~8 min.
+# Their demos hold the benchmark's tool names by catalog position (freyr compile writes them so).
+# Labelled demos from our trainsets, no LM call to choose them, so every build gives the same
+# demos (the dev scoring runs the model).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . .venv/bin/activate
