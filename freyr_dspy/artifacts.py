@@ -357,7 +357,7 @@ def _refer_data_names(
         ArtifactError: when the state already reads as holding references.
     """
     state = program_state(program)
-    names = list(program.domain.data_names())
+    names = program.data_names()
     if not names:
         return meta.model_copy(update={"name_refs": None}), state
     try:
@@ -377,7 +377,7 @@ def _fill_data_names(
     """
     if meta.name_refs is None:
         return state
-    names = list(program.domain.data_names())
+    names = program.data_names()
     if fingerprint(names) != meta.name_refs:
         raise ArtifactError(
             f"artifact {path} was compiled against another tool catalog of "

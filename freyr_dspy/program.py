@@ -154,6 +154,13 @@ class FreyrProgram(dspy.Module):
                 result = run.result("", run.intents, failure=exc.failure)
         return to_prediction(result)
 
+    def data_names(self) -> list[str]:
+        """The names this program reads from benchmark data, in a fixed order (its domain's).
+
+        Saved artifacts hold them by position (``name_refs``) instead of copying them.
+        """
+        return list(self.domain.data_names())
+
     def coerce_state(self, state: Any) -> Any:
         """Return the domain state for ``state`` (initial state for None, parsed for JSON)."""
         if state is None:

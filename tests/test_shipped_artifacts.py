@@ -44,7 +44,7 @@ def test_shipped_artifact_loads_with_its_recorded_models(path: Path) -> None:
 @pytest.mark.parametrize("path", ARTIFACTS, ids=lambda p: p.name)
 def test_shipped_artifact_spells_none_of_its_data_names(path: Path) -> None:
     program = freyr_dspy.load(path, root=COMPILED, settings=settings_for(path))
-    names = list(program.domain.data_names())
+    names = program.data_names()
     stored = json.dumps(json.loads(path.read_text(encoding="utf-8"))["program"])
     spelled = [
         n for n in names if re.search(rf"(?<!\w){re.escape(json.dumps(n)[1:-1])}(?!\w)", stored)

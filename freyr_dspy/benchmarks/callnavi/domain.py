@@ -18,7 +18,7 @@ from typing import Any
 import dspy
 from pydantic import BaseModel, ConfigDict
 
-from freyr_dspy.benchmarks.callnavi.data import callnavi_dir, load_domain
+from freyr_dspy.benchmarks.callnavi.data import available_domains, callnavi_dir, load_domain
 from freyr_dspy.benchmarks.callnavi.toolbox import make_toolbox
 from freyr_dspy.domains import Domain, register_domain
 from freyr_dspy.errors import ConfigError
@@ -119,6 +119,19 @@ class CallNaviProgram(FreyrProgram):
         if toolbox is not None:
             self.toolbox = toolbox
         return super().forward(message, conversation, coerced)
+
+    def data_names(self) -> list[str]:
+        """Every domain's ``data_names`` in domain order, each name at its first position.
+
+        Demos come from questions of several domains, so an artifact refers to the union.
+        """
+        if self.data_dir is None:
+            return []
+        folder = callnavi_dir(Path(self.data_dir))
+        names: dict[str, None] = {}
+        for domain in available_domains(folder):
+            names.update(dict.fromkeys(load_domain(folder, domain).data_names))
+        return list(names)
 
 
 CALLNAVI = Domain(
