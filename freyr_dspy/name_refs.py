@@ -10,6 +10,7 @@ was written against.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Sequence
@@ -33,7 +34,7 @@ def refer_names(text: str, names: Sequence[str]) -> str:
     """
     if REFERENCE.search(text):
         raise ValueError(f"text already holds a name reference: {text[:80]!r}")
-    pattern = _names_pattern(names)
+    pattern = _names_pattern(tuple(names))
     if pattern is None:
         return text
     position = {name: i for i, name in reversed(list(enumerate(names)))}
@@ -77,7 +78,8 @@ def map_strings(value: Any, change: Callable[[str], str]) -> Any:
     return value
 
 
-def _names_pattern(names: Sequence[str]) -> re.Pattern[str] | None:
+@functools.lru_cache(maxsize=8)  # an artifact refers every string of its state to one list
+def _names_pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
     # Word boundaries by hand: a name may start or end with a non-word character.
     usable = sorted({n for n in names if n}, key=len, reverse=True)
     if not usable:
