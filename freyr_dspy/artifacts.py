@@ -98,6 +98,8 @@ class ArtifactMeta(BaseModel):
     signature_hashes: dict[str, str]
     scores: ArtifactScores = Field(default_factory=ArtifactScores)
     cache: bool = False
+    #: The artifact this one was compiled on top of (``freyr compile --start``), if any.
+    started_from: str | None = None
     #: Fingerprint of the domain's data names the state refers to by position, if any.
     name_refs: str | None = None
 

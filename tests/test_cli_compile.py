@@ -161,3 +161,42 @@ def test_benchmark_options_are_recorded_and_reapplied(freyr, tmp_path: Path) -> 
     assert meta.eval_extra == {"program": {"max_retries": 1}, "note": "hello"}
     assert load("todo.json", settings=settings).max_retries == 1
     assert freyr("compile", "--benchmark", "todo", "--option", "oops")[0] == 2
+
+
+def test_compile_can_start_from_an_artifact_and_keep_its_demos(freyr, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert freyr("compile", "--benchmark", "todo", "--model", "fake/skilled")[0] == 0
+    labelled = freyr_dspy.load(tmp_path / "compiled" / "todo.json")
+    code, out, err = freyr(
+        "compile", "--benchmark", "todo", "--start", "compiled/todo.json",
+        "--optimizer", "gepa", "--budget", "20", "--out", "compiled/todo-gepa.json", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["started_from"] == "todo.json (labeled)"
+    # it starts where the labelled program ended (no uncompiled score below it)
+    assert summary["before"]["accuracy"] == summary["after"]["accuracy"] == 1.0
+    stacked = freyr_dspy.load(tmp_path / "compiled" / "todo-gepa.json")
+    for (name, before), (_, after) in zip(
+        labelled.named_predictors(), stacked.named_predictors(), strict=True
+    ):
+        assert after.demos == before.demos, name  # gepa rewrites instructions only
+        assert after.lm is not None and after.lm.model == "fake/skilled"  # recorded models
+    meta, _ = freyr_dspy.artifacts.read_artifact(tmp_path / "compiled" / "todo-gepa.json")
+    assert meta.started_from == "todo.json (labeled)" and meta.optimizer.name == "gepa"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--benchmark", "nlt-alex"), "was compiled for 'todo', not 'nlt-alex'"),
+        (("--benchmark", "todo", "--strategy", "native"), "leave --strategy, --mode and --option"),
+        (("--benchmark", "todo", "--option", "max_retries=1"), "fixes the strategy (freyr)"),
+    ],
+)
+def test_start_refuses_what_contradicts_the_artifact(
+    freyr, args: tuple[str, ...], message: str
+) -> None:  # type: ignore[no-untyped-def]
+    assert freyr("compile", "--benchmark", "todo", "--model", "fake/skilled")[0] == 0
+    code, _, err = freyr("compile", *args, "--start", "compiled/todo.json")
+    assert code == 2 and message in err
+    assert len(err.strip().splitlines()) == 1

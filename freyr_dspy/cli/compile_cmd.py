@@ -6,7 +6,7 @@ import contextlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,12 +21,25 @@ from freyr_dspy.cli._common import (
 from freyr_dspy.compiler import CompileReport
 from freyr_dspy.errors import ConfigError, UnknownRoleError
 
+if TYPE_CHECKING:
+    from freyr_dspy.benchmarks import EvalOptions
+    from freyr_dspy.program import FreyrProgram
+    from freyr_dspy.settings import Settings
+
 __all__ = ["command", "parse_options"]
 
 
 @click.command("compile")
 @click.option("--benchmark", "benchmark_name", required=True, help="Registered benchmark name.")
 @click.option("--strategy", default=None, help="Strategy (default: the benchmark's first).")
+@click.option(
+    "--start",
+    type=click.Path(path_type=Path),
+    default=None,
+    metavar="ARTIFACT",
+    help="Start from this compiled program (demos, instructions, models, benchmark options) "
+    "instead of an uncompiled one, e.g. gepa on top of labeled demos.",
+)
 @click.option(
     "--optimizer",
     default="labeled",
@@ -91,6 +104,7 @@ __all__ = ["command", "parse_options"]
 def command(
     benchmark_name: str,
     strategy: str | None,
+    start: Path | None,
     optimizer: str,
     model_specs: tuple[str, ...],
     sampling_specs: tuple[str, ...],
@@ -119,18 +133,25 @@ def command(
 
     settings = make_settings(data_dir=data)
     benchmark = get_benchmark(benchmark_name)
-    extra = parse_options(extra_specs)
-    options = EvalOptions(data_dir=benchmark_data_dir(settings), mode=mode, extra=extra)
-    spec = ProgramSpec(strategy=strategy or benchmark.strategies[0])
-    program = build_program(spec, benchmark=benchmark, eval_options=options)
-    assignment = build_assignment(
-        program.role_names,
-        default_model=settings.default_model,
-        model_specs=model_specs,
-        sampling_specs=sampling_specs,
-        api_base=api_base,
-    )
-    program.apply_assignment(assignment, cache=settings.cache)
+    if start is not None:
+        program, options, started_from = _started_program(
+            start, benchmark.name, strategy, mode, extra_specs, settings
+        )
+    else:
+        options = EvalOptions(
+            data_dir=benchmark_data_dir(settings), mode=mode, extra=parse_options(extra_specs)
+        )
+        spec = ProgramSpec(strategy=strategy or benchmark.strategies[0])
+        program, started_from = build_program(spec, benchmark=benchmark, eval_options=options), None
+    if start is None or model_specs or sampling_specs or api_base:
+        assignment = build_assignment(
+            program.role_names,
+            default_model=settings.default_model,
+            model_specs=model_specs,
+            sampling_specs=sampling_specs,
+            api_base=api_base,
+        )
+        program.apply_assignment(assignment, cache=settings.cache)
     config = OptimizerConfig.model_validate(
         dict(
             name=optimizer,
@@ -157,12 +178,48 @@ def command(
             progress=progress,
         )
     meta = report_meta(report, benchmark=benchmark.name, options=options, cache=settings.cache)
+    meta = meta.model_copy(update={"started_from": started_from})
     path = save(report.program, out or settings.compiled_dir / f"{benchmark.name}.json", meta)
-    summary = _summary(report, benchmark.name, path)
+    summary = {**_summary(report, benchmark.name, path), "started_from": started_from}
     if as_json:
         echo_json(summary)
     else:
         _render(summary, report)
+
+
+def _started_program(
+    start: Path,
+    benchmark: str,
+    strategy: str | None,
+    mode: str,
+    extra_specs: tuple[str, ...],
+    settings: Settings,
+) -> tuple[FreyrProgram, EvalOptions, str]:
+    """The compiled program to start from, its benchmark options, and what to record of it.
+
+    The artifact fixes the program and the benchmark options it was scored with, so a
+    ``--strategy``, ``--mode`` or ``--option`` that says otherwise is refused.
+
+    Raises:
+        ConfigError: the artifact is for another benchmark or the flags contradict it.
+    """
+    from freyr_dspy.artifacts import benchmark_data_dir, load, read_artifact
+    from freyr_dspy.benchmarks import EvalOptions
+
+    meta, _ = read_artifact(start, settings=settings)
+    if meta.benchmark != benchmark:
+        raise ConfigError(f"--start {start} was compiled for {meta.benchmark!r}, not {benchmark!r}")
+    recorded_mode = meta.eval_mode or "bootstrap"
+    if strategy not in (None, meta.program.strategy) or mode != recorded_mode or extra_specs:
+        raise ConfigError(
+            f"--start {start} fixes the strategy ({meta.program.strategy}), mode "
+            f"({recorded_mode}) and options; leave --strategy, --mode and --option out"
+        )
+    options = EvalOptions(
+        data_dir=benchmark_data_dir(settings), mode=recorded_mode, extra=dict(meta.eval_extra)
+    )
+    optimizer = meta.optimizer.name if meta.optimizer else "uncompiled"
+    return load(start, settings=settings), options, f"{Path(start).name} ({optimizer})"
 
 
 def _input_fields(spec: str | None, program: Any) -> tuple[str, ...]:
@@ -222,10 +279,11 @@ def _summary(report: CompileReport, benchmark: str, path: Path) -> dict[str, Any
 
 
 def _render(summary: dict[str, Any], report: CompileReport) -> None:
+    started = f", started from {summary['started_from']}" if summary["started_from"] else ""
     click.echo(
         f"compiled {summary['benchmark']} (strategy {summary['strategy']}, optimizer "
-        f"{report.config.name}) on {report.n_train} train / {report.n_dev} dev examples "
-        f"in {report.seconds:.1f} s"
+        f"{report.config.name}{started}) on {report.n_train} train / {report.n_dev} dev "
+        f"examples in {report.seconds:.1f} s"
     )
     for label, scores in (("before", report.before), ("after", report.after)):
         if scores is None:
