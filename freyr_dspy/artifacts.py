@@ -9,7 +9,9 @@ key); ``meta`` says how to rebuild the program (domain, strategy, options, role 
 sampling) and what it was built from (versions, optimizer, trainset hash, signature hashes,
 dev scores). ``load`` refuses anything it cannot trust to behave as compiled: a corrupt or
 truncated file, another format or DSPy/freyr version, a role whose signature changed, a
-path outside the allowed folder.
+path outside the allowed folder. Names the program's domain reads from benchmark data (tool,
+API and parameter names) are stored by position and filled in on load (``name_refs``), so an
+artifact copies none of the data and is refused against another catalog.
 """
 
 from __future__ import annotations
