@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import platform
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -49,6 +50,7 @@ __all__ = [
     "ArtifactScores",
     "ModelsArg",
     "ProgramSpec",
+    "StartingPoint",
     "benchmark_data_dir",
     "build_meta",
     "load",
@@ -59,6 +61,7 @@ __all__ = [
     "resolve_path",
     "role_signature_hashes",
     "save",
+    "starting_point",
 ]
 
 FORMAT = "freyr-artifact"
@@ -170,10 +173,13 @@ def save(program: FreyrProgram, path: str | Path, meta: ArtifactMeta | None = No
     Raises:
         ArtifactError: when the state cannot be written as JSON or would contain a secret.
     """
-    meta, state = _refer_data_names(program, meta or build_meta(program))
-    document = {"format": FORMAT, "meta": meta.model_dump(mode="json"), "program": state}
-    if _contains_key(document, "api_key"):
+    meta = meta or build_meta(program)
+    state = program_state(program)
+    # NOTE: before the names become references, which could hide a key named api_key
+    if _contains_key({"meta": meta.model_dump(mode="json"), "program": state}, "api_key"):
         raise ArtifactError("refusing to write an artifact that contains an api_key")
+    meta, state = _refer_data_names(program, meta, state)
+    document = {"format": FORMAT, "meta": meta.model_dump(mode="json"), "program": state}
     try:
         text = json.dumps(document, indent=1, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
@@ -245,6 +251,56 @@ def load(
     _load_state(program, _fill_data_names(meta, state, program, path), path)
     program.apply_assignment(_assignment(meta, program, models), cache=settings.cache)
     return program
+
+
+@dataclass(frozen=True)
+class StartingPoint:
+    """A compiled program to compile further, and the benchmark options it was scored with."""
+
+    program: FreyrProgram
+    options: EvalOptions
+    #: What the new artifact records as ``started_from``: the path in ``compiled/`` and optimizer.
+    label: str
+
+
+def starting_point(
+    path: str | Path,
+    *,
+    benchmark: str,
+    strategy: str | None = None,
+    mode: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+    settings: Settings | None = None,
+) -> StartingPoint:
+    """Load an artifact to compile on top of (``freyr compile --start``).
+
+    The artifact fixes the program and the benchmark options it was compiled with; a
+    ``strategy``, ``mode`` or ``extra`` that says otherwise is refused rather than ignored.
+
+    Raises:
+        ConfigError: the artifact is for another benchmark, or the arguments contradict it.
+        ArtifactError: see ``load``.
+    """
+    from freyr_dspy.evaluation.benchmark import EvalOptions
+
+    settings = settings or Settings()
+    meta, _ = read_artifact(path, settings=settings)
+    if meta.benchmark != benchmark:
+        raise ConfigError(f"--start {path} was compiled for {meta.benchmark!r}, not {benchmark!r}")
+    recorded_mode = meta.eval_mode or "bootstrap"
+    if strategy not in (None, meta.program.strategy) or mode not in (None, recorded_mode) or extra:
+        raise ConfigError(
+            f"--start {path} fixes the strategy ({meta.program.strategy}), mode "
+            f"({recorded_mode}) and options; leave --strategy, --mode and --option out"
+        )
+    options = EvalOptions(
+        data_dir=benchmark_data_dir(settings), mode=recorded_mode, extra=dict(meta.eval_extra)
+    )
+    resolved = resolve_path(path, settings.compiled_dir)
+    where = resolved.relative_to(settings.compiled_dir.resolve())
+    optimizer = meta.optimizer.name if meta.optimizer else "uncompiled"
+    program = load(resolved, settings=settings)
+    return StartingPoint(program=program, options=options, label=f"{where} ({optimizer})")
 
 
 def resolve_path(path: str | Path, root: Path) -> Path:
@@ -350,7 +406,7 @@ def _check_signatures(meta: ArtifactMeta, program: FreyrProgram, path: str | Pat
 
 
 def _refer_data_names(
-    program: FreyrProgram, meta: ArtifactMeta
+    program: FreyrProgram, meta: ArtifactMeta, state: dict[str, Any]
 ) -> tuple[ArtifactMeta, dict[str, Any]]:
     """The state with the domain's data names held by position, and the meta that says so.
 
@@ -360,7 +416,6 @@ def _refer_data_names(
     Raises:
         ArtifactError: when the state already reads as holding references.
     """
-    state = program_state(program)
     names = program.data_names()
     if not names:
         return meta.model_copy(update={"name_refs": None}), state
@@ -385,7 +440,8 @@ def _fill_data_names(
     if fingerprint(names) != meta.name_refs:
         raise ArtifactError(
             f"artifact {path} was compiled against another tool catalog of "
-            f"{meta.program.domain!r} than the data directory holds; recompile it"
+            f"{meta.program.domain!r} than the data directory holds; check --data / "
+            "FREYR_DATA_DIR, or recompile it"
         )
     try:
         return cast(dict[str, Any], map_strings(state, lambda text: fill_names(text, names)))

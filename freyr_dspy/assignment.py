@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from freyr_dspy.errors import ConfigError, UnknownRoleError
 from freyr_dspy.schemas import RoleModel, Sampling
 
-__all__ = ["build_assignment", "parse_model_specs", "parse_sampling_specs"]
+__all__ = ["build_assignment", "override_assignment", "parse_model_specs", "parse_sampling_specs"]
 
 
 def parse_model_specs(specs: Iterable[str], roles: Sequence[str]) -> dict[str, str]:
@@ -73,6 +73,33 @@ def build_assignment(
         )
         for role in roles
     }
+
+
+def override_assignment(
+    recorded: Mapping[str, RoleModel],
+    *,
+    model_specs: Iterable[str] = (),
+    sampling_specs: Iterable[str] = (),
+    api_base: str | None = None,
+) -> dict[str, RoleModel]:
+    """``recorded`` with only what the specs name changed (e.g. a compiled program's models).
+
+    A role not named keeps its model; a sampling spec changes only the parameters it sets.
+    """
+    roles = list(recorded)
+    models = parse_model_specs(model_specs, roles)
+    sampling = parse_sampling_specs(sampling_specs, roles)
+    changed = {}
+    for role, spec in recorded.items():
+        params = sampling[role].model_dump(exclude_unset=True) if role in sampling else {}
+        changed[role] = spec.model_copy(
+            update={
+                "model": models.get(role, spec.model),
+                "sampling": spec.sampling.model_copy(update=params),
+                "api_base": api_base or spec.api_base,
+            }
+        )
+    return changed
 
 
 def _target_roles(role: str, roles: Sequence[str]) -> list[str]:

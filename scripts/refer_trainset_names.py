@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -23,18 +24,23 @@ from typing import Any
 
 from freyr_dspy.benchmarks.callnavi.data import callnavi_dir, load_domain
 from freyr_dspy.benchmarks.nlt.domain import load as load_scenario
+from freyr_dspy.errors import DataError
 from freyr_dspy.name_refs import REFERENCE
 from freyr_dspy.settings import Settings
-
-TRAINSETS = Path(__file__).resolve().parent.parent / "trainsets"
 
 Relabel = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def reference(name: str, names: list[str]) -> str:
-    """``{{name:N}}`` for a plain name; a reference stays as it is."""
+    """``{{name:N}}`` for a plain name; a reference stays as it is.
+
+    Raises:
+        ValueError: for a name the catalog does not have.
+    """
     if REFERENCE.fullmatch(name):
         return name
+    if name not in names:
+        raise ValueError(f"unknown name {name!r}")
     return f"{{{{name:{names.index(name)}}}}}"
 
 
@@ -66,10 +72,20 @@ def callnavi_relabel(data_dir: Path) -> Relabel:
 
 
 def rewrite(path: Path, relabel: Relabel) -> str:
-    """The file's text with every row relabelled (blank lines kept)."""
+    """The file's text with every row relabelled (blank lines kept).
+
+    Raises:
+        DataError: ``path:line`` of a row that is not JSON or names what its catalog lacks.
+    """
     lines = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        lines.append(json.dumps(relabel(json.loads(line)), ensure_ascii=False) if line else line)
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            lines.append(line)
+            continue
+        try:
+            lines.append(json.dumps(relabel(json.loads(line)), ensure_ascii=False))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise DataError(path, number, f"cannot relabel the row: {exc!s}") from exc
     return "\n".join(lines) + "\n"
 
 
@@ -78,15 +94,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, help="benchmark data directory")
     parser.add_argument("--check", action="store_true", help="report, change nothing")
     args = parser.parse_args(argv)
-    data_dir = args.data or Settings().resolve_data_dir()
+    settings = Settings.from_env(os.environ)
+    data_dir = args.data or settings.resolve_data_dir()
+    trainsets = settings.trainsets_dir
     files = {
-        TRAINSETS / "nlt-alex.jsonl": nlt_relabel(data_dir, "alex"),
-        TRAINSETS / "nlt-sage.jsonl": nlt_relabel(data_dir, "sage"),
-        TRAINSETS / "callnavi.jsonl": callnavi_relabel(data_dir),
+        trainsets / "nlt-alex.jsonl": nlt_relabel(data_dir, "alex"),
+        trainsets / "nlt-sage.jsonl": nlt_relabel(data_dir, "sage"),
+        trainsets / "callnavi.jsonl": callnavi_relabel(data_dir),
     }
     stale = []
     for path, relabel in files.items():
-        text = rewrite(path, relabel)
+        try:
+            text = rewrite(path, relabel)
+        except DataError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         if text != path.read_text(encoding="utf-8"):
             stale.append(path.name)
             if not args.check:

@@ -67,11 +67,16 @@ def settings(tmp_path: Path) -> Settings:
     return Settings(project_dir=tmp_path)
 
 
+def real_data_dir() -> Path:
+    """Where the real benchmark data would be: ``$FREYR_DATA_DIR`` or ``../shared/benchmarks``."""
+    env = os.environ.get("FREYR_DATA_DIR")
+    return Path(env) if env else PROJECT_DIR.parent / "shared" / "benchmarks"
+
+
 @pytest.fixture
 def data_dir() -> Path:
     """The real benchmark data directory; tests needing it skip when it is absent."""
-    env = os.environ.get("FREYR_DATA_DIR")
-    path = Path(env) if env else PROJECT_DIR.parent / "shared" / "benchmarks"
+    path = real_data_dir()
     if not path.is_dir():
         pytest.skip(f"benchmark data not found at {path} (set FREYR_DATA_DIR)")
     return path

@@ -200,3 +200,48 @@ def test_start_refuses_what_contradicts_the_artifact(
     code, _, err = freyr("compile", *args, "--start", "compiled/todo.json")
     assert code == 2 and message in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_start_keeps_the_recorded_models_a_flag_does_not_name(freyr, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from freyr_dspy.artifacts import read_artifact
+
+    assert freyr("compile", "--benchmark", "todo", "--model", "fake/skilled")[0] == 0
+    code, _, err = freyr(
+        "compile", "--benchmark", "todo", "--start", "compiled/todo.json", "--optimizer", "gepa",
+        "--budget", "10", "--model", "chat=fake/rules", "--sampling", "intent.temperature=0.5",
+        "--out", "compiled/todo-2.json",
+    )  # fmt: skip
+    assert code == 0, err
+    meta, _ = read_artifact(tmp_path / "compiled" / "todo-2.json")
+    assert meta.assignment["chat"].model == "fake/rules"
+    assert meta.assignment["intent"].model == "fake/skilled"
+    assert meta.assignment["intent"].sampling.temperature == 0.5
+    assert {meta.assignment[r].model for r in ("confirm", "parameters", "summary")} == {
+        "fake/skilled"
+    }
+
+
+def test_start_never_overwrites_its_own_artifact(freyr, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert freyr("compile", "--benchmark", "todo", "--model", "fake/skilled")[0] == 0
+    before = (tmp_path / "compiled" / "todo.json").read_text(encoding="utf-8")
+    code, _, err = freyr("compile", "--benchmark", "todo", "--start", "compiled/todo.json")
+    assert code == 2 and "would overwrite --start" in err
+    assert (tmp_path / "compiled" / "todo.json").read_text(encoding="utf-8") == before
+
+
+def test_start_takes_the_mode_the_artifact_was_compiled_in(tmp_path: Path) -> None:
+    from freyr_dspy.artifacts import build_meta, save, starting_point
+    from freyr_dspy.benchmarks.todo import TodoBenchmark
+    from freyr_dspy.errors import ConfigError
+    from freyr_dspy.evaluation.benchmark import EvalOptions
+
+    settings = project(tmp_path)
+    program = TodoBenchmark().make_program("freyr", EvalOptions(data_dir=tmp_path))
+    meta = build_meta(program, benchmark="todo", eval_mode="iterative", eval_extra={"k": 1})
+    save(program, settings.compiled_dir / "iter.json", meta)
+    begin = starting_point("iter.json", benchmark="todo", settings=settings)
+    assert (begin.options.mode, begin.options.extra) == ("iterative", {"k": 1})
+    assert begin.label == "iter.json (uncompiled)"
+    assert starting_point("iter.json", benchmark="todo", mode="iterative", settings=settings)
+    with pytest.raises(ConfigError, match=r"mode \(iterative\)"):
+        starting_point("iter.json", benchmark="todo", mode="bootstrap", settings=settings)

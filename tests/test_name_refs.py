@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from freyr_dspy.name_refs import fill_names, fingerprint, map_strings, refer_names
+from freyr_dspy.name_refs import REFERENCE, fill_names, fingerprint, map_strings, refer_names
 
-NAMES = ["Sage", "Sage Company Info", "check_sage", "Talk to a Human (24/7)"]
+NAMES = ["Sage", "Sage Company Info", "check_sage", "Talk to a Human (24/7)", "name", "1"]
 
 
 def test_longest_whole_names_become_references() -> None:
@@ -27,8 +27,8 @@ def test_a_name_listed_twice_keeps_its_first_position() -> None:
 
 
 def test_fill_refuses_a_position_past_the_list() -> None:
-    with pytest.raises(ValueError, match="past the catalog's 4 names"):
-        fill_names("{{name:4}}", NAMES)
+    with pytest.raises(ValueError, match="past the catalog's 6 names"):
+        fill_names("{{name:6}}", NAMES)
 
 
 def test_map_strings_changes_keys_and_values_not_numbers() -> None:
@@ -44,10 +44,14 @@ def test_fingerprint_depends_on_order() -> None:
 
 
 @given(
-    words=st.lists(st.sampled_from([*NAMES, "a", " ", ",", "\n", "Sag", "e", "_", "{", "}"])),
+    words=st.lists(
+        st.sampled_from([*NAMES, "a", " ", ",", "\n", "Sag", "e", "_", "{", "}", ":", "12", "\\"])
+    ),
 )
 def test_referring_then_filling_gives_the_text_back(words: list[str]) -> None:
     text = "".join(words)
-    if "{{name:" in text:  # such text is refused on purpose (test above)
+    if REFERENCE.search(text):  # such text is refused (below)
+        with pytest.raises(ValueError, match="already holds a name reference"):
+            refer_names(text, NAMES)
         return
     assert fill_names(refer_names(text, NAMES), NAMES) == text

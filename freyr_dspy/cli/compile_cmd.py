@@ -6,11 +6,11 @@ import contextlib
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from freyr_dspy.assignment import build_assignment
+from freyr_dspy.assignment import build_assignment, override_assignment
 from freyr_dspy.cli._common import (
     echo_json,
     json_option,
@@ -20,11 +20,6 @@ from freyr_dspy.cli._common import (
 )
 from freyr_dspy.compiler import CompileReport
 from freyr_dspy.errors import ConfigError, UnknownRoleError
-
-if TYPE_CHECKING:
-    from freyr_dspy.benchmarks import EvalOptions
-    from freyr_dspy.program import FreyrProgram
-    from freyr_dspy.settings import Settings
 
 __all__ = ["command", "parse_options"]
 
@@ -80,7 +75,7 @@ __all__ = ["command", "parse_options"]
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--dev-fraction", type=click.FloatRange(0.05, 0.9), default=0.3, show_default=True)
-@click.option("--mode", default="bootstrap", show_default=True, help="Benchmark mode.")
+@click.option("--mode", default=None, help="Benchmark mode.  [default: bootstrap]")
 @click.option(
     "--option",
     "extra_specs",
@@ -118,14 +113,20 @@ def command(
     demo_omit: str | None,
     seed: int,
     dev_fraction: float,
-    mode: str,
+    mode: str | None,
     extra_specs: tuple[str, ...],
     data: Path | None,
     out: Path | None,
     as_json: bool,
 ) -> None:
     """Compile a program for a benchmark; print dev scores before and after."""
-    from freyr_dspy.artifacts import benchmark_data_dir, report_meta, save
+    from freyr_dspy.artifacts import (
+        benchmark_data_dir,
+        report_meta,
+        resolve_path,
+        save,
+        starting_point,
+    )
     from freyr_dspy.benchmarks import EvalOptions, get_benchmark
     from freyr_dspy.compiler import compile_program
     from freyr_dspy.evaluation.spec import ProgramSpec, build_program
@@ -133,17 +134,33 @@ def command(
 
     settings = make_settings(data_dir=data)
     benchmark = get_benchmark(benchmark_name)
+    extra = parse_options(extra_specs)
+    target = out or settings.compiled_dir / f"{benchmark.name}.json"
+    started_from = None
     if start is not None:
-        program, options, started_from = _started_program(
-            start, benchmark.name, strategy, mode, extra_specs, settings
+        begin = starting_point(
+            start,
+            benchmark=benchmark.name,
+            strategy=strategy,
+            mode=mode,
+            extra=extra,
+            settings=settings,
+        )
+        if target.resolve() == resolve_path(start, settings.compiled_dir):
+            raise ConfigError(f"--out {target} would overwrite --start {start}; name another file")
+        program, options, started_from = begin.program, begin.options, begin.label
+        assignment = override_assignment(
+            program.assignment,
+            model_specs=model_specs,
+            sampling_specs=sampling_specs,
+            api_base=api_base,
         )
     else:
         options = EvalOptions(
-            data_dir=benchmark_data_dir(settings), mode=mode, extra=parse_options(extra_specs)
+            data_dir=benchmark_data_dir(settings), mode=mode or "bootstrap", extra=extra
         )
         spec = ProgramSpec(strategy=strategy or benchmark.strategies[0])
-        program, started_from = build_program(spec, benchmark=benchmark, eval_options=options), None
-    if start is None or model_specs or sampling_specs or api_base:
+        program = build_program(spec, benchmark=benchmark, eval_options=options)
         assignment = build_assignment(
             program.role_names,
             default_model=settings.default_model,
@@ -151,7 +168,7 @@ def command(
             sampling_specs=sampling_specs,
             api_base=api_base,
         )
-        program.apply_assignment(assignment, cache=settings.cache)
+    program.apply_assignment(assignment, cache=settings.cache)
     config = OptimizerConfig.model_validate(
         dict(
             name=optimizer,
@@ -179,47 +196,12 @@ def command(
         )
     meta = report_meta(report, benchmark=benchmark.name, options=options, cache=settings.cache)
     meta = meta.model_copy(update={"started_from": started_from})
-    path = save(report.program, out or settings.compiled_dir / f"{benchmark.name}.json", meta)
+    path = save(report.program, target, meta)
     summary = {**_summary(report, benchmark.name, path), "started_from": started_from}
     if as_json:
         echo_json(summary)
     else:
         _render(summary, report)
-
-
-def _started_program(
-    start: Path,
-    benchmark: str,
-    strategy: str | None,
-    mode: str,
-    extra_specs: tuple[str, ...],
-    settings: Settings,
-) -> tuple[FreyrProgram, EvalOptions, str]:
-    """The compiled program to start from, its benchmark options, and what to record of it.
-
-    The artifact fixes the program and the benchmark options it was scored with, so a
-    ``--strategy``, ``--mode`` or ``--option`` that says otherwise is refused.
-
-    Raises:
-        ConfigError: the artifact is for another benchmark or the flags contradict it.
-    """
-    from freyr_dspy.artifacts import benchmark_data_dir, load, read_artifact
-    from freyr_dspy.benchmarks import EvalOptions
-
-    meta, _ = read_artifact(start, settings=settings)
-    if meta.benchmark != benchmark:
-        raise ConfigError(f"--start {start} was compiled for {meta.benchmark!r}, not {benchmark!r}")
-    recorded_mode = meta.eval_mode or "bootstrap"
-    if strategy not in (None, meta.program.strategy) or mode != recorded_mode or extra_specs:
-        raise ConfigError(
-            f"--start {start} fixes the strategy ({meta.program.strategy}), mode "
-            f"({recorded_mode}) and options; leave --strategy, --mode and --option out"
-        )
-    options = EvalOptions(
-        data_dir=benchmark_data_dir(settings), mode=recorded_mode, extra=dict(meta.eval_extra)
-    )
-    optimizer = meta.optimizer.name if meta.optimizer else "uncompiled"
-    return load(start, settings=settings), options, f"{Path(start).name} ({optimizer})"
 
 
 def _input_fields(spec: str | None, program: Any) -> tuple[str, ...]:

@@ -25,7 +25,6 @@ __all__ = [
     "Scenario",
     "TopicTool",
     "TrainRow",
-    "data_names",
     "function_name",
     "load_scenario",
     "load_trainset",
@@ -80,6 +79,15 @@ class Scenario(BaseModel):
         """Topic names in file order."""
         return [t.name for t in self.tools]
 
+    @property
+    def data_names(self) -> list[str]:
+        """The names the data defines: the topics, then their functions, in file order.
+
+        Trainset labels and compiled demos refer to them by position (``{{name:N}}``), so the
+        topic at position N is also name N.
+        """
+        return [*self.tool_names, *(function_name(t) for t in self.tool_names)]
+
 
 class TrainRow(BaseModel):
     """One line of ``trainsets/nlt-<scenario>.jsonl``.
@@ -100,16 +108,6 @@ def function_name(topic: str) -> str:
     """The structured-mode function of a topic: ``Past Purchases`` -> ``check_past_purchases``."""
     words = re.findall(r"[a-z0-9]+", topic.lower())
     return "check_" + "_".join(words)
-
-
-def data_names(scenario: Scenario) -> list[str]:
-    """The names the scenario's data defines: its topics, then their functions, in file order.
-
-    Trainset labels and compiled demos refer to them by position (``{{name:N}}``), so the
-    topic at position N is also name N.
-    """
-    topics = scenario.tool_names
-    return [*topics, *(function_name(t) for t in topics)]
 
 
 def scenario_path(data_dir: Path, scenario: str) -> Path:

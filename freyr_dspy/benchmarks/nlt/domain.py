@@ -17,7 +17,6 @@ from typing import Any, Literal
 
 from freyr_dspy.benchmarks.nlt.data import (
     Scenario,
-    data_names,
     function_name,
     load_scenario,
     scenario_path,
@@ -63,7 +62,7 @@ def make_domain(scenario: Scenario, naming: Naming = "topic") -> Domain:
         make_toolbox=lambda: make_toolbox(scenario, naming),
         renderers={"none": _no_state},
         example_message=scenario.inputs[0].message if scenario.inputs else "",
-        data_names=lambda: data_names(scenario),
+        data_names=lambda: scenario.data_names,
     )
 
 
