@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from freyr_dspy.backends import make_lm
 from freyr_dspy.errors import ConfigError
+from freyr_dspy.gepa_components import RanPredictorsSelector
 from freyr_dspy.gold import detached_copy, gold_demos, select_demos, shorten
 from freyr_dspy.metrics import BenchmarkMetric, FeedbackMetric
 from freyr_dspy.program import FreyrProgram
@@ -267,6 +268,7 @@ def _gepa(job: _Job) -> FreyrProgram:
         max_metric_calls=job.config.effective_budget,
         reflection_lm=_prompt_lm(job),
         reflection_minibatch_size=min(3, len(job.trainset)),
+        component_selector=RanPredictorsSelector(job.program.named_predictors()),
         num_threads=job.config.num_threads,
         seed=job.config.seed,
         track_stats=False,
