@@ -12,11 +12,19 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["REFERENCE", "fill_names", "fingerprint", "map_strings", "refer_names"]
+__all__ = [
+    "REFERENCE",
+    "fill_names",
+    "fill_names_in_json",
+    "fingerprint",
+    "map_strings",
+    "refer_names",
+]
 
 #: A reference: ``{{name:12}}`` is the name at position 12.
 REFERENCE = re.compile(r"\{\{name:(\d+)\}\}")
@@ -58,6 +66,18 @@ def fill_names(text: str, names: Sequence[str]) -> str:
         return names[index]
 
     return REFERENCE.sub(name_at, text)
+
+
+def fill_names_in_json(line: str, names: Sequence[str]) -> str:
+    """``fill_names`` on a line of JSON: each name is escaped as JSON string content.
+
+    References sit inside JSON strings (keys and values alike), so a name with a quote or a
+    backslash must not end the string it lands in.
+
+    Raises:
+        ValueError: for a position the name list does not have.
+    """
+    return fill_names(line, [json.dumps(name)[1:-1] for name in names])
 
 
 def fingerprint(names: Sequence[str]) -> str:

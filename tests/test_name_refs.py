@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from freyr_dspy.name_refs import REFERENCE, fill_names, fingerprint, map_strings, refer_names
+from freyr_dspy.name_refs import (
+    REFERENCE,
+    fill_names,
+    fill_names_in_json,
+    fingerprint,
+    map_strings,
+    refer_names,
+)
 
 NAMES = ["Sage", "Sage Company Info", "check_sage", "Talk to a Human (24/7)", "name", "1"]
 
@@ -29,6 +38,12 @@ def test_a_name_listed_twice_keeps_its_first_position() -> None:
 def test_fill_refuses_a_position_past_the_list() -> None:
     with pytest.raises(ValueError, match="past the catalog's 6 names"):
         fill_names("{{name:6}}", NAMES)
+
+
+def test_names_filled_into_json_stay_inside_their_strings() -> None:
+    names = ['say "hi"', "back\\slash"]
+    line = '{"{{name:1}}": ["{{name:0}}"]}'
+    assert json.loads(fill_names_in_json(line, names)) == {"back\\slash": ['say "hi"']}
 
 
 def test_map_strings_changes_keys_and_values_not_numbers() -> None:

@@ -26,7 +26,7 @@ from freyr_dspy.benchmarks.callnavi.data import (
     load_domain,
 )
 from freyr_dspy.errors import DataError
-from freyr_dspy.name_refs import REFERENCE, fill_names
+from freyr_dspy.name_refs import REFERENCE, fill_names_in_json
 
 __all__ = ["GoldCalls", "TrainRow", "benchmark_overlap", "load_trainset"]
 
@@ -123,8 +123,7 @@ def _with_names(path: Path, line_no: int, line: str, folder: Path | None) -> str
         raise DataError(path, line_no, f"unknown domain {domain!r}")
     names = load_domain(folder, domain).data_names
     try:
-        # NOTE: names become JSON string content (keys and values alike): escape them.
-        return fill_names(line, [json.dumps(n)[1:-1] for n in names])
+        return fill_names_in_json(line, names)
     except ValueError as exc:
         raise DataError(path, line_no, str(exc)) from exc
 

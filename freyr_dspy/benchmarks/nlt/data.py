@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from freyr_dspy.errors import ConfigError, DataError
-from freyr_dspy.name_refs import REFERENCE, fill_names
+from freyr_dspy.name_refs import REFERENCE, fill_names_in_json
 
 __all__ = [
     "NLT_FOLDER",
@@ -207,8 +207,7 @@ def _with_names(path: Path, number: int, line: str, tool_names: list[str] | None
     if tool_names is None:
         raise DataError(path, number, "the row names tools by position; the scenario is needed")
     try:
-        # NOTE: topic names are plain text; escape them as JSON string content.
-        return fill_names(line, [json.dumps(n)[1:-1] for n in tool_names])
+        return fill_names_in_json(line, tool_names)
     except ValueError as exc:
         raise DataError(path, number, str(exc)) from exc
 
