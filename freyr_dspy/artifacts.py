@@ -246,6 +246,17 @@ def load(
     """
     settings = settings or Settings()
     meta, state = read_artifact(path, settings=settings, root=root)
+    return _program_from(meta, state, path, settings, models)
+
+
+def _program_from(
+    meta: ArtifactMeta,
+    state: dict[str, Any],
+    path: str | Path,
+    settings: Settings,
+    models: ModelsArg = None,
+) -> FreyrProgram:
+    """The program an artifact's checked metadata and state describe, with its models."""
     program = _rebuild(meta, settings)
     _check_signatures(meta, program, path)
     _load_state(program, _fill_data_names(meta, state, program, path), path)
@@ -259,6 +270,8 @@ class StartingPoint:
 
     program: FreyrProgram
     options: EvalOptions
+    #: The artifact's resolved path (a compile must not write over it).
+    path: Path
     #: What the new artifact records as ``started_from``: the path in ``compiled/`` and optimizer.
     label: str
 
@@ -284,7 +297,8 @@ def starting_point(
     from freyr_dspy.evaluation.benchmark import EvalOptions
 
     settings = settings or Settings()
-    meta, _ = read_artifact(path, settings=settings)
+    resolved = resolve_path(path, settings.compiled_dir)
+    meta, state = read_artifact(resolved, settings=settings)
     if meta.benchmark != benchmark:
         raise ConfigError(f"--start {path} was compiled for {meta.benchmark!r}, not {benchmark!r}")
     recorded_mode = meta.eval_mode or "bootstrap"
@@ -296,11 +310,14 @@ def starting_point(
     options = EvalOptions(
         data_dir=benchmark_data_dir(settings), mode=recorded_mode, extra=dict(meta.eval_extra)
     )
-    resolved = resolve_path(path, settings.compiled_dir)
     where = resolved.relative_to(settings.compiled_dir.resolve())
     optimizer = meta.optimizer.name if meta.optimizer else "uncompiled"
-    program = load(resolved, settings=settings)
-    return StartingPoint(program=program, options=options, label=f"{where} ({optimizer})")
+    return StartingPoint(
+        program=_program_from(meta, state, resolved, settings),
+        options=options,
+        path=resolved,
+        label=f"{where} ({optimizer})",
+    )
 
 
 def resolve_path(path: str | Path, root: Path) -> Path:

@@ -120,13 +120,7 @@ def command(
     as_json: bool,
 ) -> None:
     """Compile a program for a benchmark; print dev scores before and after."""
-    from freyr_dspy.artifacts import (
-        benchmark_data_dir,
-        report_meta,
-        resolve_path,
-        save,
-        starting_point,
-    )
+    from freyr_dspy.artifacts import benchmark_data_dir, report_meta, save, starting_point
     from freyr_dspy.benchmarks import EvalOptions, get_benchmark
     from freyr_dspy.compiler import compile_program
     from freyr_dspy.evaluation.spec import ProgramSpec, build_program
@@ -146,7 +140,7 @@ def command(
             extra=extra,
             settings=settings,
         )
-        if target.resolve() == resolve_path(start, settings.compiled_dir):
+        if target.resolve() == begin.path:
             raise ConfigError(f"--out {target} would overwrite --start {start}; name another file")
         program, options, started_from = begin.program, begin.options, begin.label
         assignment = override_assignment(
