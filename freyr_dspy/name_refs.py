@@ -42,10 +42,10 @@ def refer_names(text: str, names: Sequence[str]) -> str:
     """
     if REFERENCE.search(text):
         raise ValueError(f"text already holds a name reference: {text[:80]!r}")
-    pattern = _names_pattern(tuple(names))
-    if pattern is None:
+    matcher = _matcher(tuple(names))
+    if matcher is None:
         return text
-    position = {name: i for i, name in reversed(list(enumerate(names)))}
+    pattern, position = matcher
     return pattern.sub(lambda m: f"{{{{name:{position[m.group(0)]}}}}}", text)
 
 
@@ -99,10 +99,12 @@ def map_strings(value: Any, change: Callable[[str], str]) -> Any:
 
 
 @functools.lru_cache(maxsize=8)  # an artifact refers every string of its state to one list
-def _names_pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
+def _matcher(names: tuple[str, ...]) -> tuple[re.Pattern[str], dict[str, int]] | None:
+    """A pattern of the names, longest first, and each name's first position."""
     # Word boundaries by hand: a name may start or end with a non-word character.
     usable = sorted({n for n in names if n}, key=len, reverse=True)
     if not usable:
         return None
     alternatives = "|".join(re.escape(n) for n in usable)
-    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)")
+    position = {name: i for i, name in reversed(list(enumerate(names)))}
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)"), position
