@@ -15,12 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from freyr_dspy.benchmarks.nlt.data import (
-    Scenario,
-    function_name,
-    load_scenario,
-    scenario_path,
-)
+from freyr_dspy.benchmarks.nlt.data import Scenario, function_name, load_scenario, scenario_path
 from freyr_dspy.domains import Domain, register_domain
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.settings import Settings
