@@ -107,6 +107,36 @@ def test_wilcoxon_rows_are_paired_per_step_and_corrected(units: list[UnitResult]
     assert all(r["p_bonferroni"] == r["p"] for r in rows)
 
 
+def test_steps_pct_of_each_run_in_run_order(units: list[UnitResult]) -> None:
+    cases = aggregate_benchmark(list(reversed(units)), ["freyr", "native"])["cases"]
+    assert cases["T1"]["freyr"]["steps_pct_per_run"] == [100.0, 50.0, 0.0]
+    assert cases["all"]["freyr"]["steps_pct_per_run"] == [100.0, 75.0, 50.0]
+    assert cases["T2"]["native"]["steps_pct_per_run"] == [0.0, 0.0, 0.0]
+
+
+def test_head_to_head_counts_steps_won_and_lost_with_a_sign_test(
+    units: list[UnitResult],
+) -> None:
+    # nlt wins e1 in every run and loses e2 in run 0 (where freyr completed it)
+    nlt = [unit("nlt", run, "e1", "T1", [(1, 400, 5)]) for run in range(3)] + [
+        unit("nlt", run, "e2", "T1", [(0, 400, 5)]) for run in range(3)
+    ]
+    rows = aggregate_benchmark(units + nlt, ["freyr", "native", "nlt"])["head_to_head"]
+    by = {(r["case"], r["a"], r["b"]): r for r in rows}
+    freyr_native = by[("T1", "freyr", "native")]
+    # freyr completed 3 of the 6 paired T1 steps, native none: 3 won, 0 lost, p = 2 / 2**3
+    assert (freyr_native["a_won"], freyr_native["b_won"], freyr_native["pairs"]) == (3, 0, 6)
+    assert freyr_native["p"] == pytest.approx(0.25)
+    assert freyr_native["p_bonferroni"] == pytest.approx(0.75)
+    # freyr vs nlt on T1: e1 1,1,0 vs 1,1,1 -> lost run 2; e2 1,0,0 vs 0,0,0 -> won run 0
+    freyr_nlt = by[("T1", "freyr", "nlt")]
+    assert (freyr_nlt["a_won"], freyr_nlt["b_won"]) == (1, 1)
+    assert freyr_nlt["p"] == pytest.approx(1.0)
+    # nlt never ran T2: no pairs, so no test
+    t2 = by[("T2", "freyr", "nlt")]
+    assert (t2["pairs"], t2["a_won"], t2["b_won"], t2["p"]) == (0, 0, 0, None)
+
+
 def test_bonferroni_family_is_the_number_of_pairs(units: list[UnitResult]) -> None:
     third = [
         unit("nlt", u.key.run, u.key.episode, u.case, [(1, 1, 1)] * u.n_steps)
@@ -195,6 +225,7 @@ def test_report_json_shape(fake_evaluation: tuple[TinyBenchmark, Any], tmp_path:
     assert set(bench) == {
         "cases",
         "wilcoxon",
+        "head_to_head",
         "token_ratio",
         "variance",
         "failures",
@@ -222,6 +253,8 @@ def test_render_text_table(fake_evaluation: tuple[TinyBenchmark, Any]) -> None:
     add_row = next(line for line in lines if line.startswith("add "))
     assert add_row.split()[:5] == ["add", "freyr", "100.0", "±", "0.0"]
     assert "freyr vs lazy" in text and "Bonferroni x1" in text
+    assert "Steps % per run (all):\n  freyr: 100.0 / 100.0\n  lazy: 0.0 / 0.0" in text
+    assert "  freyr vs lazy: 8 / 0 of 8 paired steps, p 0.008" in text
     assert "nested.mean: 0.5" in text
     assert "lazy: domain=8" in text and "add-milk/s1: 0.0 % [domain x2]" in text
     assert "Input tokens vs native" not in text

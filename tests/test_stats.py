@@ -11,6 +11,7 @@ from freyr_dspy.evaluation.stats import (
     levenshtein,
     mean_ci,
     ratio,
+    sign_test,
     variance_across_inputs,
     variance_across_runs,
     wilcoxon_paired,
@@ -50,6 +51,16 @@ def test_wilcoxon_all_zero_differences_and_errors() -> None:
     assert wilcoxon_paired([], []) is None
     with pytest.raises(ValueError, match="differ in length"):
         wilcoxon_paired([1.0], [1.0, 2.0])
+
+
+def test_sign_test_is_the_exact_binomial_p_value() -> None:
+    # 10 won, 1 lost: P(X <= 1 or X >= 10), X ~ Bin(11, 1/2) = 2 * 12 / 2**11
+    assert sign_test(10, 1) == pytest.approx(2 * 12 / 2**11)
+    assert sign_test(3, 0) == pytest.approx(0.25)
+    assert sign_test(4, 4) == pytest.approx(1.0)
+    assert sign_test(0, 0) is None
+    with pytest.raises(ValueError, match="non-negative"):
+        sign_test(-1, 2)
 
 
 def test_bonferroni_multiplies_and_caps() -> None:

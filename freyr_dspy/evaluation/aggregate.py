@@ -4,7 +4,8 @@ Per benchmark, per case and per contestant: Steps % (successful steps of all pla
 a step an episode never reached counts as failed), input and output tokens per step run and
 seconds per step run, each as the mean over runs with a 95 % t-interval. Then the paired
 Wilcoxon tests between contestants (pairs = the same step of the same episode in the same
-run; Bonferroni over the contestant pairs), input tokens relative to ``native``, the
+run; Bonferroni over the contestant pairs) with the steps each pair won and lost against each
+other (an exact sign test), input tokens relative to ``native``, the
 variance across inputs and runs, and per-step diagnostics.
 """
 
@@ -21,6 +22,7 @@ from freyr_dspy.evaluation.stats import (
     bonferroni,
     mean_ci,
     ratio,
+    sign_test,
     variance_across_inputs,
     variance_across_runs,
     wilcoxon_paired,
@@ -35,6 +37,7 @@ __all__ = [
     "aggregate_benchmark",
     "case_metrics",
     "failure_counts",
+    "head_to_head",
     "run_metrics",
     "step_diagnostics",
     "token_ratios",
@@ -65,7 +68,8 @@ def aggregate_benchmark(units: Sequence[UnitResult], contestants: Sequence[str])
         contestants: contestant labels in report order.
 
     Returns:
-        ``cases``, ``wilcoxon``, ``token_ratio``, ``variance``, ``failures`` and ``steps``.
+        ``cases``, ``wilcoxon``, ``head_to_head``, ``token_ratio``, ``variance``,
+        ``failures`` and ``steps``.
     """
     by_case = _group(units, lambda u: u.case)
     cases = list(by_case)
@@ -82,6 +86,7 @@ def aggregate_benchmark(units: Sequence[UnitResult], contestants: Sequence[str])
     return {
         "cases": table,
         "wilcoxon": wilcoxon_table(groups, contestants),
+        "head_to_head": head_to_head(groups, contestants),
         "token_ratio": token_ratios(table, contestants),
         "variance": {
             label: _variances([u for u in units if u.key.strategy == label])
@@ -96,12 +101,18 @@ def aggregate_benchmark(units: Sequence[UnitResult], contestants: Sequence[str])
 
 
 def case_metrics(units: Sequence[UnitResult]) -> dict[str, Any]:
-    """Mean ± 95 % half-width over runs of every table metric, for one case and contestant."""
-    per_run = [run_metrics(group) for group in _group(units, lambda u: u.key.run).values()]
+    """Mean ± 95 % half-width over runs of every table metric, for one case and contestant.
+
+    ``steps_pct_per_run`` keeps each run's Steps % (in run order): with two or three runs the
+    interval says little, the runs themselves say more.
+    """
+    by_run = _group(units, lambda u: u.key.run)
+    per_run = [run_metrics(by_run[run]) for run in sorted(by_run)]
     result: dict[str, Any] = {
         name: mean_ci([v[name] for v in per_run if not math.isnan(v[name])]).to_json()
         for name in METRICS
     }
+    result["steps_pct_per_run"] = [v["steps_pct"] for v in per_run]
     result["runs"] = len(per_run)
     result["steps_per_run"] = sum(u.n_steps for u in units) / len(per_run) if per_run else 0
     return result
@@ -154,6 +165,50 @@ def wilcoxon_table(
                 for (a, b), (p, n), pc in zip(pairs, raw, corrected, strict=True)
             )
     return rows
+
+
+def head_to_head(
+    groups: Mapping[str, Sequence[UnitResult]], contestants: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Per case and contestant pair: the steps each completed where the other did not.
+
+    Pairs are the same step of the same episode in the same run, as for the Wilcoxon test;
+    a step counts as won by ``a`` when its success is higher than ``b``'s. ``p`` is the exact
+    sign test of the wins against the losses, ``p_bonferroni`` corrected over the pairs.
+    """
+    pairs = list(itertools.combinations(contestants, 2))
+    rows: list[dict[str, Any]] = []
+    for case, units in groups.items():
+        success = {
+            label: _step_values([u for u in units if u.key.strategy == label])["steps_pct"]
+            for label in contestants
+        }
+        counts = [_wins_and_losses(success[a], success[b]) for a, b in pairs]
+        raw = [sign_test(won, lost) for won, lost, _ in counts]
+        corrected = bonferroni(raw, comparisons=len(pairs))
+        rows.extend(
+            {
+                "case": case,
+                "a": a,
+                "b": b,
+                "a_won": won,
+                "b_won": lost,
+                "pairs": n,
+                "p": p,
+                "p_bonferroni": pc,
+            }
+            for (a, b), (won, lost, n), p, pc in zip(pairs, counts, raw, corrected, strict=True)
+        )
+    return rows
+
+
+def _wins_and_losses(
+    a: Mapping[StepKey, float], b: Mapping[StepKey, float]
+) -> tuple[int, int, int]:
+    shared = set(a) & set(b)
+    won = sum(1 for k in shared if a[k] > b[k])
+    lost = sum(1 for k in shared if a[k] < b[k])
+    return won, lost, len(shared)
 
 
 def _step_values(units: Sequence[UnitResult]) -> dict[str, dict[StepKey, float]]:

@@ -2,7 +2,8 @@
 
 The text follows the FREYR paper's Table 2: one row per case and contestant with Steps %,
 tokens in, tokens out and seconds per step as mean ± 95 % half-width over runs; then the
-Wilcoxon p-values, the input-token ratio to ``native``, extra metrics a benchmark provides
+Wilcoxon p-values, Steps % run by run with the steps each pair won and lost against each other,
+the input-token ratio to ``native``, extra metrics a benchmark provides
 through an optional ``summarize(records)``, and the steps that failed.
 """
 
@@ -89,7 +90,9 @@ def render_text(data: Mapping[str, Any]) -> str:
     for name, bench in data["benchmarks"].items():
         head = f"{name} - {config['mode']} mode, {config['runs']} run(s), {_models(config)}"
         parts = [f"{head}\n{'=' * len(head)}\n{_main_table(bench['cases'])}"]
-        parts += [_wilcoxon_lines(bench["wilcoxon"]), _ratio_lines(bench["token_ratio"])]
+        parts += [_wilcoxon_lines(bench["wilcoxon"])]
+        parts += [_head_to_head_lines(bench["cases"], bench.get("head_to_head", []))]
+        parts += [_ratio_lines(bench["token_ratio"])]
         parts += [_summary_lines(bench.get("summary")), _diagnostic_lines(bench)]
         sections.append("\n\n".join(p for p in parts if p))
     return "\n\n".join(sections) + "\n"
@@ -156,6 +159,28 @@ def _wilcoxon_lines(rows: Sequence[Mapping[str, Any]]) -> str:
     pairs = len({(a, b) for _, a, b in table})
     title = f"Paired Wilcoxon signed-rank p-values (per step, Bonferroni x{pairs}):"
     return title + "\n" + format_table(lines)
+
+
+def _head_to_head_lines(
+    cases: Mapping[str, Mapping[str, Any]], rows: Sequence[Mapping[str, Any]]
+) -> str:
+    """Steps % of each run, then each pair's won/lost steps, over all cases."""
+    if not cases:
+        return ""
+    case = ALL_CASES if ALL_CASES in cases else next(iter(cases))
+    lines = [f"Steps % per run ({case}):"]
+    for label, metrics in cases[case].items():
+        runs = metrics.get("steps_pct_per_run") or []
+        lines.append(f"  {label}: " + (" / ".join(f"{v:.1f}" for v in runs) or "-"))
+    pairs = [r for r in rows if r["case"] == case]
+    if pairs:
+        lines.append(f"Steps won / lost, head to head ({case}; exact sign test, Bonferroni):")
+    lines += [
+        f"  {r['a']} vs {r['b']}: {r['a_won']} / {r['b_won']} of {r['pairs']} paired steps,"
+        f" p {_format_p(r['p_bonferroni'])}"
+        for r in pairs
+    ]
+    return "\n".join(lines)
 
 
 def _format_p(p: float | None) -> str:

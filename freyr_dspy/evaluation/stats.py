@@ -23,6 +23,7 @@ __all__ = [
     "levenshtein",
     "mean_ci",
     "ratio",
+    "sign_test",
     "variance_across_inputs",
     "variance_across_runs",
     "wilcoxon_paired",
@@ -116,6 +117,22 @@ def wilcoxon_paired(a: Sequence[float], b: Sequence[float]) -> float | None:
         result = scipy_stats.wilcoxon(a, b, zero_method="wilcox", alternative="two-sided")
     p = float(result.pvalue)
     return 1.0 if math.isnan(p) else p
+
+
+def sign_test(wins: int, losses: int) -> float | None:
+    """Return the two-sided exact sign-test p-value of ``wins`` against ``losses``.
+
+    The test behind "won 10 steps, lost 1": under no difference, each step that the two
+    contestants decide differently goes either way with probability 1/2. Ties are not counted.
+
+    Returns:
+        The p-value, or None when no step was decided differently.
+    """
+    if wins < 0 or losses < 0:
+        raise ValueError(f"counts must be non-negative, got {wins} wins and {losses} losses")
+    if wins + losses == 0:
+        return None
+    return float(scipy_stats.binomtest(wins, wins + losses, 0.5).pvalue)
 
 
 def bonferroni(
