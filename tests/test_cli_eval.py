@@ -14,6 +14,7 @@ from test_evaluation_tiny import NAME, CountingRules, TinyBenchmark, install, in
 
 import freyr_dspy.benchmarks as benchmarks_module
 from freyr_dspy.cli import main
+from freyr_dspy.cli._common import ProgressLines
 from freyr_dspy.testing import unregister_fake
 
 
@@ -206,7 +207,8 @@ def test_progress_bar_only_on_a_terminal(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     assert main(eval_args(tmp_path, "--limit", "1")) == 0
-    assert "unit" not in capsys.readouterr().err
+    err = capsys.readouterr().err  # no terminal: plain lines, no bar
+    assert "eval: 0 of 2 units\neval: 2 of 2 units, done in" in err and "100%" not in err
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     assert main(eval_args(tmp_path, "--limit", "1")) == 0
     err = capsys.readouterr().err
@@ -244,3 +246,39 @@ def test_sigterm_stops_eval_like_ctrl_c_and_keeps_the_finished_units(
         assert saved["config"]["resumed_units"] == len(kept) - 1 and len(saved["records"]) == 8
     finally:
         unregister_fake("term-after")
+
+
+def test_progress_lines_for_a_log_file_say_how_far_and_how_long_is_left() -> None:
+    lines: list[str] = []
+    now = [1000.0]
+    progress = ProgressLines("eval", "unit", every=300, clock=lambda: now[0], write=lines.append)
+    progress(50, 750)  # resumed: 50 units were done by an earlier process
+    now[0] += 100
+    progress(51, 750)  # too soon for another line
+    now[0] += 500
+    progress(60, 750)  # 10 units in 600 s -> 690 left at 60 s each
+    now[0] += 60
+    progress(750, 750)  # the last line always comes
+    assert lines == [
+        "eval: 50 of 750 units",
+        "eval: 60 of 750 units, 10 min in this run, ~11 h 30 min left",
+        "eval: 750 of 750 units, done in 11 min",
+    ]
+
+
+def test_progress_lines_start_a_new_pass_when_the_count_goes_down() -> None:
+    lines: list[str] = []
+    now = [0.0]
+    progress = ProgressLines("dev", "step", every=300, clock=lambda: now[0], write=lines.append)
+    progress(0, 10)
+    now[0] = 40.0
+    progress(10, 10)  # compile's dev score before...
+    progress(0, 10)  # ...and after: a new pass, timed from here
+    now[0] = 70.0
+    progress(10, 10)
+    assert lines == [
+        "dev: 0 of 10 steps",
+        "dev: 10 of 10 steps, done in 40 s",
+        "dev: 0 of 10 steps",
+        "dev: 10 of 10 steps, done in 30 s",
+    ]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -66,11 +68,71 @@ def read_json_file(path: Path) -> Any:
         raise DataError(path, None, f"cannot read: {exc.strerror}") from exc
 
 
+#: Seconds between two progress lines when stderr is a log file rather than a terminal.
+PROGRESS_LINE_SECONDS = 300.0
+
+
+class ProgressLines:
+    """A ``(done, total)`` callback writing a plain line now and then: for a run's log file.
+
+    A long evaluation started in the background (``nohup freyr eval ... &``) has no terminal
+    for a bar; its log gets a line at the start, one every ``every`` seconds, and one at the
+    end, each with the count, the time this process has run and the time left at its pace.
+    A count that goes down starts a new pass (compile scores the dev set twice).
+    """
+
+    def __init__(
+        self,
+        desc: str,
+        unit: str,
+        *,
+        every: float = PROGRESS_LINE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+        write: Callable[[str], None] | None = None,
+    ) -> None:
+        self.desc, self.unit, self.every, self.clock = desc, unit, every, clock
+        self.write = write or (lambda line: click.echo(line, err=True))
+        self.pass_started_at: float | None = None  # when the current pass began
+        self.pass_started_done = 0  # its count then (a resumed run starts above 0)
+        self.last_line = -math.inf
+        self.last_done = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self.clock()
+        new_pass = self.pass_started_at is None or done < self.last_done
+        self.last_done = done
+        if new_pass:
+            self.pass_started_at, self.pass_started_done = now, done
+        elif done < total and now - self.last_line < self.every:
+            return
+        self.last_line = now
+        self.write(self.line(done, total, now))
+
+    def line(self, done: int, total: int, now: float) -> str:
+        """``eval: 30 of 750 units, 10 min in this run, ~4 h 0 min left``."""
+        since = now if self.pass_started_at is None else self.pass_started_at
+        text = f"{self.desc}: {done} of {total} {self.unit}s"
+        if done >= total:
+            return f"{text}, done in {_duration(now - since)}"
+        ran = done - self.pass_started_done
+        if not ran:
+            return text
+        left = (total - done) * (now - since) / ran
+        return f"{text}, {_duration(now - since)} in this run, ~{_duration(left)} left"
+
+
+def _duration(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{minutes} min"
+
+
 @contextmanager
 def progress_bar(desc: str, *, unit: str) -> Iterator[Callable[[int, int], None] | None]:
-    """Yield a ``(done, total)`` callback drawing a bar on stderr; None when it is no terminal."""
+    """Yield a ``(done, total)`` callback: a bar on a terminal, else ``ProgressLines``."""
     if not sys.stderr.isatty():
-        yield None
+        yield ProgressLines(desc, unit)
         return
     from tqdm import tqdm
 

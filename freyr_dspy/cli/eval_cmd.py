@@ -1,7 +1,7 @@
 """``freyr eval``: benchmark strategies (and compiled programs) side by side.
 
 The command only parses options, runs ``freyr_dspy.evaluation.evaluate`` and renders the
-report; a progress bar goes to stderr when stderr is a terminal.
+report; progress goes to stderr (a bar on a terminal, a line every few minutes in a log).
 """
 
 from __future__ import annotations
