@@ -34,12 +34,14 @@ __all__ = [
     "BASELINE",
     "METRICS",
     "StepKey",
+    "StepValues",
     "aggregate_benchmark",
     "case_metrics",
     "failure_counts",
     "head_to_head",
     "run_metrics",
     "step_diagnostics",
+    "step_values",
     "token_ratios",
     "wilcoxon_table",
 ]
@@ -83,10 +85,11 @@ def aggregate_benchmark(units: Sequence[UnitResult], contestants: Sequence[str])
         }
         for case, group in groups.items()
     }
+    values = {case: step_values(group, contestants) for case, group in groups.items()}
     return {
         "cases": table,
-        "wilcoxon": wilcoxon_table(groups, contestants),
-        "head_to_head": head_to_head(groups, contestants),
+        "wilcoxon": wilcoxon_table(values, contestants),
+        "head_to_head": head_to_head(values, contestants),
         "token_ratio": token_ratios(table, contestants),
         "variance": {
             label: _variances([u for u in units if u.key.strategy == label])
@@ -135,8 +138,19 @@ def run_metrics(units: Sequence[UnitResult]) -> dict[str, float]:
     }
 
 
+#: Per contestant, per metric, the value of every planned step (see ``step_values``).
+StepValues = dict[str, dict[str, dict[StepKey, float]]]
+
+
+def step_values(units: Sequence[UnitResult], contestants: Sequence[str]) -> StepValues:
+    """The per-step values of each contestant's units, which the paired tests compare."""
+    return {
+        label: _step_values([u for u in units if u.key.strategy == label]) for label in contestants
+    }
+
+
 def wilcoxon_table(
-    groups: Mapping[str, Sequence[UnitResult]], contestants: Sequence[str]
+    values_by_case: Mapping[str, StepValues], contestants: Sequence[str]
 ) -> list[dict[str, Any]]:
     """Paired Wilcoxon p-values per case, contestant pair and metric, Bonferroni-corrected.
 
@@ -144,11 +158,7 @@ def wilcoxon_table(
     """
     pairs = list(itertools.combinations(contestants, 2))
     rows: list[dict[str, Any]] = []
-    for case, units in groups.items():
-        values = {
-            label: _step_values([u for u in units if u.key.strategy == label])
-            for label in contestants
-        }
+    for case, values in values_by_case.items():
         for metric in METRICS:
             raw = [_paired_p(values[a][metric], values[b][metric]) for a, b in pairs]
             corrected = bonferroni([p for p, _ in raw], comparisons=len(pairs))
@@ -168,7 +178,7 @@ def wilcoxon_table(
 
 
 def head_to_head(
-    groups: Mapping[str, Sequence[UnitResult]], contestants: Sequence[str]
+    values_by_case: Mapping[str, StepValues], contestants: Sequence[str]
 ) -> list[dict[str, Any]]:
     """Per case and contestant pair: the steps each completed where the other did not.
 
@@ -178,11 +188,8 @@ def head_to_head(
     """
     pairs = list(itertools.combinations(contestants, 2))
     rows: list[dict[str, Any]] = []
-    for case, units in groups.items():
-        success = {
-            label: _step_values([u for u in units if u.key.strategy == label])["steps_pct"]
-            for label in contestants
-        }
+    for case, values in values_by_case.items():
+        success = {label: values[label]["steps_pct"] for label in contestants}
         counts = [_wins_and_losses(success[a], success[b]) for a, b in pairs]
         raw = [sign_test(won, lost) for won, lost, _ in counts]
         corrected = bonferroni(raw, comparisons=len(pairs))
