@@ -289,6 +289,33 @@ def test_compiled_program_contestant(
     assert len(loaded) == 1 + 4  # once to check it up front, then once per unit
 
 
+def test_unequal_retry_budgets_are_named_before_the_run(
+    tiny: TinyBenchmark,
+    counter: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def load(path: Path, *, settings: Any = None) -> FreyrProgram:
+        program = FreyrProgram("todo", strategy="freyr", max_retries=int(path.stem[-1]))
+        program.apply_assignment(
+            {r: RoleModel(model="fake/eval-count") for r in program.role_names}
+        )
+        return program
+
+    monkeypatch.setitem(sys.modules, "freyr_dspy.artifacts", types.SimpleNamespace(load=load))
+    with caplog.at_level(logging.WARNING):
+        make_plan(
+            config(runs=1, strategies=(), programs=(tmp_path / "a1.json", tmp_path / "b1.json"))
+        )
+    assert "retry budgets" not in caplog.text
+    with caplog.at_level(logging.WARNING):
+        make_plan(
+            config(runs=1, strategies=(), programs=(tmp_path / "r0.json", tmp_path / "r3.json"))
+        )
+    assert "different retry budgets (r0 0, r3 3)" in caplog.text
+
+
 def test_missing_artifacts_module_is_a_clear_error(
     tiny: TinyBenchmark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

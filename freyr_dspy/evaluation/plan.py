@@ -81,10 +81,14 @@ def make_plan(config: EvalConfig) -> Plan:
     contestants = {name: _contestants(b, config) for name, b in benchmarks.items()}
     roles: set[str] = set()
     for name, benchmark in benchmarks.items():
-        for contestant in contestants[name]:
-            # NOTE: built once up front so that bad models, roles or artifacts fail before
-            # any LM call is paid for.
-            roles.update(build_unit_program(benchmark, contestant, config, run=0).role_names)
+        # NOTE: built once up front so that bad models, roles or artifacts fail before
+        # any LM call is paid for.
+        programs = {
+            c.label: build_unit_program(benchmark, c, config, run=0) for c in contestants[name]
+        }
+        for program in programs.values():
+            roles.update(program.role_names)
+        _warn_unequal_retries(name, programs)
     _check_roles(config, roles)
     units: list[Unit] = []
     for name, benchmark in benchmarks.items():
@@ -96,6 +100,19 @@ def make_plan(config: EvalConfig) -> Plan:
                     for c in contestants[name]
                 )
     return Plan(benchmarks, contestants, tuple(units))
+
+
+def _warn_unequal_retries(benchmark: str, programs: Mapping[str, FreyrProgram]) -> None:
+    """Say so when contestants get different retry budgets: the comparison is then skewed.
+
+    A compiled program keeps the ``max_retries`` it was compiled with, while a strategy gets
+    the benchmark's; a program compiled with none ran every test step with one attempt
+    beside an uncompiled program with four, and nothing in the report showed it.
+    """
+    budgets = {label: program.max_retries for label, program in programs.items()}
+    if len(set(budgets.values())) > 1:
+        listed = ", ".join(f"{label} {n}" for label, n in budgets.items())
+        logger.warning("%s: contestants get different retry budgets (%s)", benchmark, listed)
 
 
 def _contestants(benchmark: Benchmark, config: EvalConfig) -> tuple[Contestant, ...]:
