@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ from test_evaluation_tiny import NAME, CountingRules, TinyBenchmark, install, in
 import freyr_dspy.benchmarks as benchmarks_module
 from freyr_dspy.cli import main
 from freyr_dspy.cli._common import ProgressLines
+from freyr_dspy.program import FreyrProgram
+from freyr_dspy.schemas import RoleModel
 from freyr_dspy.testing import unregister_fake
 
 
@@ -93,6 +96,24 @@ def test_eval_json_out_and_resume(
     again = json.loads(capsys.readouterr().out)
     assert again["config"]["resumed_units"] == 16
     assert again["benchmarks"] == saved["benchmarks"]
+
+
+def test_programs_are_repeatable_or_comma_separated(
+    tiny: TinyBenchmark,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def load(path: Path, *, settings: Any = None) -> FreyrProgram:
+        program = FreyrProgram("todo", strategy="freyr")
+        program.apply_assignment({r: RoleModel(model="fake/rules") for r in program.role_names})
+        return program
+
+    monkeypatch.setitem(sys.modules, "freyr_dspy.artifacts", types.SimpleNamespace(load=load))
+    args = eval_args(tmp_path, "--program", "a.json, b.json", "--program", "c.json", "--json")
+    assert main(args) == 0
+    strategies = {r["strategy"] for r in json.loads(capsys.readouterr().out)["records"]}
+    assert strategies == {"freyr", "lazy", "a", "b", "c"}
 
 
 def test_report_only_reads_a_partial_checkpoint_and_runs_nothing(

@@ -80,7 +80,7 @@ def benchmark_options(func: Callable[..., Any]) -> Callable[..., Any]:
     "programs",
     multiple=True,
     type=click.Path(path_type=Path),
-    help="Compiled program to evaluate beside the strategies. Repeatable.",
+    help="Compiled program(s) to evaluate beside the strategies: repeatable, or a,b.json.",
 )
 @click.option("--runs", default=1, show_default=True, type=click.IntRange(1))
 @click.option(
@@ -146,7 +146,7 @@ def command(
     config = EvalConfig(
         benchmarks=_csv(benchmarks),
         strategies=_csv(strategies),
-        programs=programs,
+        programs=tuple(Path(p) for value in programs for p in _csv(str(value))),
         runs=runs,
         mode=mode,  # type: ignore[arg-type]
         data_dir=settings.resolve_data_dir(),
