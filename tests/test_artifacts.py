@@ -254,6 +254,19 @@ def test_writes_are_atomic(
     assert sorted(os.listdir(path.parent)) == ["todo.json"]
 
 
+def test_a_new_artifact_gets_the_mode_open_would_give_and_a_rewrite_keeps_its_mode(
+    compiled: tuple[FreyrProgram, Path, Settings],
+) -> None:
+    program, path, _ = compiled
+    plain = path.with_name("plain.json")
+    plain.write_text("{}", encoding="utf-8")
+    fresh = save(program, path.with_name("fresh.json"), build_meta(program))
+    assert fresh.stat().st_mode & 0o777 == plain.stat().st_mode & 0o777
+    path.chmod(0o640)
+    save(program, path, build_meta(program))
+    assert path.stat().st_mode & 0o777 == 0o640
+
+
 def test_meta_is_validated(compiled: tuple[FreyrProgram, Path, Settings]) -> None:
     _, path, settings = compiled
     _edit(path, lambda d: d["meta"].pop("signature_hashes"))
