@@ -29,6 +29,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from freyr_dspy._files import write_text_atomic
+from freyr_dspy.demo_pool import POOL_ATTRIBUTE, pool_state
 from freyr_dspy.errors import ArtifactError, ConfigError, UnknownRoleError
 from freyr_dspy.evaluation.spec import ProgramSpec, build_program, spec_of
 from freyr_dspy.name_refs import fill_names, fingerprint, map_strings, refer_names
@@ -164,6 +165,11 @@ def program_state(program: FreyrProgram) -> dict[str, Any]:
     finally:
         for name, predictor in program.named_predictors():
             predictor.lm = lms[name]
+    # DSPy's state leaves extra attributes out; its load_state sets them back.
+    for name, predictor in program.named_predictors():
+        pool = pool_state(predictor)
+        if pool:
+            state[name][POOL_ATTRIBUTE] = pool
     return state
 
 

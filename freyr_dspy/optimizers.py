@@ -1,6 +1,8 @@
 """The optimizers ``freyr compile`` offers, one small runner each, behind one config.
 
 * ``labeled``: demos per role from the trainset's gold calls; no LM call (``gold``).
+* ``nearest``: ``labeled``, but every gold demo is kept in a pool and each request is shown
+  the ``max_demos`` training requests most like it (``demo_pool``); no LM call.
 * ``misses``: ``labeled``, with the demos taken from the training requests the uncompiled
   program gets wrong (one run of it per request).
 * ``bootstrap``: demos the teacher got right; one run per train example
@@ -30,6 +32,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
 from freyr_dspy.backends import make_lm
+from freyr_dspy.demo_pool import attach_pool, detach_pool, pool_state
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.gepa_components import RanPredictorsSelector
 from freyr_dspy.gold import detached_copy, gold_demos, select_demos, shorten
@@ -48,12 +51,15 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-OptimizerName = Literal["labeled", "misses", "bootstrap", "bootstrap_rs", "mipro", "gepa", "simba"]
+OptimizerName = Literal[
+    "labeled", "nearest", "misses", "bootstrap", "bootstrap_rs", "mipro", "gepa", "simba"
+]
 OPTIMIZER_NAMES: tuple[str, ...] = get_args(OptimizerName)
 
 #: What ``budget`` means per optimizer, and its default (kept small: tiny models are slow).
 BUDGETS: dict[str, tuple[str, int]] = {
     "labeled": ("unused", 0),
+    "nearest": ("unused", 0),
     "misses": ("unused", 0),
     "bootstrap": ("unused", 0),
     "bootstrap_rs": ("candidate demo sets", 4),
@@ -131,12 +137,23 @@ def optimize(
     job = _Job(program=program, trainset=list(trainset), metric=metric, config=config)
     compiled = _RUNNERS[config.name](job)
     for role in compiled.role_names:
+        keep = config.demo_roles is None or role in config.demo_roles
         for predictor in compiled.role(role).predictors():
-            if config.demo_roles is not None and role not in config.demo_roles:
-                predictor.demos = []
-            else:
-                predictor.demos = [_trim(d, predictor, config) for d in predictor.demos]
+            _settle_demos(predictor, config, keep=keep)
     return compiled
+
+
+def _settle_demos(predictor: dspy.Predict, config: OptimizerConfig, *, keep: bool) -> None:
+    """Trim the fixed demos and the pool, or drop both on a role that keeps no demos."""
+    pool = pool_state(predictor)
+    detach_pool(predictor)
+    if not keep:
+        predictor.demos = []
+        return
+    predictor.demos = [_trim(d, predictor, config) for d in predictor.demos]
+    if pool:
+        trimmed = [_trim(dspy.Example(**demo), predictor, config) for demo in pool["demos"]]
+        attach_pool(predictor, trimmed, pool["k"])
 
 
 def _trim(demo: dspy.Example, predictor: dspy.Predict, config: OptimizerConfig) -> dspy.Example:
@@ -172,6 +189,24 @@ def apply_gold_demos(
             seed=config.seed,
             maxlen=config.demo_field_maxlen,
         )
+
+
+def _nearest(job: _Job) -> FreyrProgram:
+    """Every gold demo in a pool; each request is shown the nearest ``max_demos`` of them.
+
+    The fixed demos (the ``labeled`` choice) stay as the fallback for a call whose request
+    field is empty or missing.
+    """
+    compiled = detached_copy(job.program)
+    demos = gold_demos(compiled, job.trainset, job.metric)
+    for name, predictor in compiled.named_predictors():
+        pool = demos.get(name, [])
+        outputs = list(predictor.signature.output_fields)
+        predictor.demos = select_demos(
+            pool, job.config.max_demos, outputs=outputs, seed=job.config.seed
+        )
+        attach_pool(predictor, pool, job.config.max_demos)
+    return compiled
 
 
 def _misses(job: _Job) -> FreyrProgram:
@@ -296,6 +331,7 @@ def _simba(job: _Job) -> FreyrProgram:
 
 _RUNNERS: dict[str, Callable[[_Job], FreyrProgram]] = {
     "labeled": _labeled,
+    "nearest": _nearest,
     "misses": _misses,
     "bootstrap": _bootstrap,
     "bootstrap_rs": _bootstrap_rs,

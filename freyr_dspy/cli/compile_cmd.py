@@ -20,6 +20,7 @@ from freyr_dspy.cli._common import (
 )
 from freyr_dspy.compiler import CompileReport
 from freyr_dspy.errors import ConfigError, UnknownRoleError
+from freyr_dspy.optimizers import OPTIMIZER_NAMES
 
 __all__ = ["command", "parse_options"]
 
@@ -39,7 +40,7 @@ __all__ = ["command", "parse_options"]
     "--optimizer",
     default="labeled",
     show_default=True,
-    type=click.Choice(["labeled", "misses", "bootstrap", "bootstrap_rs", "mipro", "gepa", "simba"]),
+    type=click.Choice(OPTIMIZER_NAMES),
 )
 @model_options
 @click.option("--teacher", default=None, help="Model id of the bootstrap teacher.")

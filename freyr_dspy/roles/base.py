@@ -6,6 +6,8 @@ cannot be read at all becomes empty outputs, which the program reports as a pars
 
 A caller that knows what the role may name (the catalog, the tool being called) passes it as a
 per-call ``contract`` (``freyr_dspy.contracts``); the predictor itself is never changed.
+A predictor compiled with a demo pool (``freyr_dspy.demo_pool``) shows the demos nearest to
+each request instead of fixed ones.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import dspy
 from dspy.utils.exceptions import AdapterParseError
 
 from freyr_dspy.contracts import Contract, with_contract
+from freyr_dspy.demo_pool import POOL_ATTRIBUTE, demos_for
 from freyr_dspy.parsing import valid_unicode
 
 __all__ = ["Role"]
@@ -47,6 +50,8 @@ class Role(dspy.Module):
             **inputs: the signature's input fields.
         """
         inputs = {k: valid_unicode(v) if isinstance(v, str) else v for k, v in inputs.items()}
+        if getattr(self.predict, POOL_ATTRIBUTE, None):
+            inputs["demos"] = demos_for(self.predict, inputs)
         if contract:
             declared = inputs.get("signature", self.predict.signature)
             inputs["signature"] = with_contract(declared, contract)

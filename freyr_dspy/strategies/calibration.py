@@ -26,6 +26,7 @@ from typing import Any
 import dspy
 
 from freyr_dspy.contracts import Contract, with_contract
+from freyr_dspy.demo_pool import demos_for
 from freyr_dspy.parsing import CONVERSATION
 from freyr_dspy.schemas import RoleUsage
 from freyr_dspy.strategies.base import Run
@@ -95,7 +96,7 @@ def _messages(role: Any, contract: Contract, inputs: dict[str, Any]) -> list[dic
     predict = role.predict
     signature = with_contract(predict.signature, contract)
     messages: list[dict[str, Any]] = dspy.settings.adapter.format_for(
-        _lm_of(role), signature, predict.demos, inputs
+        _lm_of(role), signature, demos_for(predict, inputs), inputs
     )
     return messages
 

@@ -1,0 +1,94 @@
+"""Demos chosen per request (``--optimizer nearest``): ranking, compile, artifact round trip."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import dspy
+import pytest
+from compile_fakes import OPTIONS, SkilledLM, project, skilled_program
+
+from freyr_dspy.artifacts import load, program_state, report_meta, save
+from freyr_dspy.benchmarks.todo import TodoBenchmark
+from freyr_dspy.compiler import CompileReport, compile_program
+from freyr_dspy.demo_pool import attach_pool, demos_for, nearest, pool_size, request_field
+from freyr_dspy.optimizers import OptimizerConfig
+from freyr_dspy.program import FreyrProgram
+from freyr_dspy.testing import unregister_fake
+
+
+def test_nearest_ranks_by_shared_rare_words_closest_last() -> None:
+    texts = ["Add a task called milk.", "List my open tasks.", "Remove the task wash car."]
+    assert nearest(texts, "Please remove the wash car task", 1) == [2]
+    # the two nearest, least alike first: "task" is in every text, "my"/"open" only in one
+    assert nearest(texts, "show my open tasks and add milk", 2) == [0, 1]
+    # no shared word: ties keep the pool's order
+    assert nearest(texts, "zzz", 2) == [1, 0]
+    assert nearest([], "anything", 3) == []
+
+
+def test_a_signature_without_a_request_field_keeps_its_fixed_demos() -> None:
+    class Sums(dspy.Signature):
+        numbers: str = dspy.InputField()
+        total: str = dspy.OutputField()
+
+    predictor = dspy.Predict(Sums)
+    assert request_field(Sums) is None
+    assert not attach_pool(predictor, [{"numbers": "1 2", "total": "3"}], k=1)
+    predictor.demos = [dspy.Example(numbers="1 2", total="3")]
+    assert demos_for(predictor, {"numbers": "4 5"}) == predictor.demos
+
+
+@pytest.fixture
+def nearest_report(tmp_path: Path) -> Iterator[tuple[CompileReport, SkilledLM]]:
+    program, engine = skilled_program("pooled")
+    report = compile_program(
+        program,
+        TodoBenchmark(),
+        OptimizerConfig(name="nearest", max_demos=1, demo_roles=("intent",)),
+        settings=project(tmp_path),
+        options=OPTIONS,
+    )
+    yield report, engine
+    unregister_fake("pooled")
+
+
+def _intent_prompt(engine: SkilledLM, message: str) -> str:
+    [call] = [c for c in engine.calls if c.role == "intent" and c.inputs["message"] == message][-1:]
+    return call.prompt
+
+
+def test_each_request_is_shown_the_training_request_most_like_it(
+    nearest_report: tuple[CompileReport, SkilledLM],
+) -> None:
+    report, engine = nearest_report
+    program: FreyrProgram = report.program
+    intent = program.role("intent").predict
+    assert pool_size(intent) == report.n_train  # one intent demo per training request
+    assert all(pool_size(p) == 0 for p in program.role("parameters").predictors())
+
+    shown = {}
+    removal, question = "Remove the task called call mum.", "Which tasks are still open?"
+    for message in (removal, question):
+        result = program(message=message, state={"tasks": []}).result
+        assert result.calls, message  # taught by its demo, the fake plans a call
+        shown[message] = _intent_prompt(engine, message)
+    assert "Remove the task wash car." in shown[removal]
+    assert "List my open tasks." in shown[question]
+    assert "Remove the task wash car." not in shown[question]
+
+
+def test_the_pool_travels_in_the_artifact(
+    nearest_report: tuple[CompileReport, SkilledLM], tmp_path: Path
+) -> None:
+    report, _ = nearest_report
+    settings = project(tmp_path)
+    meta = report_meta(report, benchmark="todo", options=OPTIONS)
+    path = save(report.program, settings.compiled_dir / "todo-nearest.json", meta)
+    loaded = load(path, settings=settings)
+    assert program_state(loaded) == program_state(report.program)
+    inputs = {"message": "Remove the task buy bread."}
+    original, reloaded = report.program.role("intent").predict, loaded.role("intent").predict
+    assert demos_for(reloaded, inputs) == demos_for(original, inputs)
+    assert pool_size(reloaded) == pool_size(original) > 1
