@@ -143,9 +143,14 @@ def optimize(
     return compiled
 
 
+#: Optimizers that leave the demos as they were (a pool from ``--start`` stays in use); the
+#: others choose demos themselves, which a pool would override at run time.
+_KEEP_POOL = frozenset({"nearest", "gepa"})
+
+
 def _settle_demos(predictor: dspy.Predict, config: OptimizerConfig, *, keep: bool) -> None:
     """Trim the fixed demos and the pool, or drop both on a role that keeps no demos."""
-    pool = pool_state(predictor)
+    pool = pool_state(predictor) if config.name in _KEEP_POOL else None
     detach_pool(predictor)
     if not keep:
         predictor.demos = []

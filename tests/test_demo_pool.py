@@ -92,3 +92,20 @@ def test_the_pool_travels_in_the_artifact(
     original, reloaded = report.program.role("intent").predict, loaded.role("intent").predict
     assert demos_for(reloaded, inputs) == demos_for(original, inputs)
     assert pool_size(reloaded) == pool_size(original) > 1
+
+
+def test_an_optimizer_that_chooses_demos_drops_a_started_from_pool(
+    nearest_report: tuple[CompileReport, SkilledLM], tmp_path: Path
+) -> None:
+    report, _ = nearest_report
+    relabelled = compile_program(
+        report.program,
+        TodoBenchmark(),
+        OptimizerConfig(name="labeled", max_demos=2),
+        settings=project(tmp_path),
+        options=OPTIONS,
+        evaluate_before=False,
+    )
+    intent = relabelled.program.role("intent").predict
+    assert pool_size(intent) == 0 and len(intent.demos) == 2
+    assert pool_size(report.program.role("intent").predict) > 0  # the start is left as it was
