@@ -23,11 +23,19 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
+def _read_umask() -> int:
+    # os.umask can only be read by setting it; done once, at import, before any thread writes.
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask
+
+
+_NEW_FILE_MODE = 0o666 & ~_read_umask()
+
+
 def _mode_for(path: Path) -> int:
     """The file's present mode, else what ``open()`` would give: mkstemp's 0600 hid artifacts."""
     try:
         return path.stat().st_mode & 0o777
     except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+        return _NEW_FILE_MODE

@@ -29,7 +29,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from freyr_dspy._files import write_text_atomic
-from freyr_dspy.demo_pool import POOL_ATTRIBUTE, pool_state
+from freyr_dspy.demo_pool import POOL_ATTRIBUTE, check_pool, pool_state
 from freyr_dspy.errors import ArtifactError, ConfigError, UnknownRoleError
 from freyr_dspy.evaluation.spec import ProgramSpec, build_program, spec_of
 from freyr_dspy.name_refs import fill_names, fingerprint, map_strings, refer_names
@@ -483,6 +483,8 @@ def _load_state(program: FreyrProgram, state: dict[str, Any], path: str | Path) 
         raise ArtifactError(f"artifact {path} carries LM state; freyr never writes that")
     try:
         program.load_state(state)
+        for predictor in program.predictors():
+            check_pool(predictor)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ArtifactError(f"artifact {path} has a malformed program state: {exc!r}") from exc
 

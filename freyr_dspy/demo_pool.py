@@ -6,10 +6,14 @@ for *this* request - that "a new room north of the hall" is ``create_room``, not
 DSPy's ``KNNFewShot``). The pool is ranked by TF-IDF cosine over the words of the request
 field (``message`` or ``question``): deterministic, no model call, nothing to download.
 
-The pool lives on the predictor as the plain-JSON attribute ``demo_pool``
-(``{"k": ..., "field": ..., "demos": [...]}``). ``artifacts.program_state`` writes it beside
-DSPy's own state, and DSPy's ``Predict.load_state`` sets every extra key back as an attribute,
-so a loaded artifact chooses its demos the same way.
+A demo never answers its own request: a pooled demo whose request is the one being answered
+is skipped, so an optimizer scoring the program on its training requests sees what a new
+request would get. A request that shares no word with the pool gets the fixed demos.
+
+The pool lives on the predictor as the attribute ``demo_pool``, a ``DemoPool`` dumped to
+plain JSON. ``artifacts.program_state`` writes it beside DSPy's own state, DSPy's
+``Predict.load_state`` sets every extra key back as an attribute, and ``check_pool`` validates
+what a file brought back.
 """
 
 from __future__ import annotations
@@ -22,10 +26,14 @@ from typing import Any
 
 import dspy
 from dspy.predict.predict import serialize_object
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
     "POOL_ATTRIBUTE",
+    "REQUEST_FIELDS",
+    "DemoPool",
     "attach_pool",
+    "check_pool",
     "demos_for",
     "detach_pool",
     "nearest",
@@ -41,6 +49,16 @@ REQUEST_FIELDS = ("message", "question")
 _WORD = re.compile(r"[a-z0-9]+")
 
 
+class DemoPool(BaseModel):
+    """The demos a role chooses from, how many it shows, and the field it matches on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    k: int = Field(ge=1)
+    field: str
+    demos: list[dict[str, Any]]
+
+
 def request_field(signature: type[dspy.Signature]) -> str | None:
     """The signature's input field that holds the user's request, if it has one."""
     return next((name for name in REQUEST_FIELDS if name in signature.input_fields), None)
@@ -52,12 +70,13 @@ def attach_pool(predictor: dspy.Predict, demos: Sequence[Mapping[str, Any]], k: 
     A predictor without a request field, or with no demos or ``k`` of 0, keeps its fixed demos.
     """
     field = request_field(predictor.signature)
-    if field is None or k <= 0 or not demos:
+    if field is None or k <= 0:
         return False
     stored = [_plain(demo) for demo in demos if isinstance(demo.get(field), str)]
     if not stored:
         return False
-    setattr(predictor, POOL_ATTRIBUTE, {"k": k, "field": field, "demos": stored})
+    pool = DemoPool(k=k, field=field, demos=stored)
+    setattr(predictor, POOL_ATTRIBUTE, pool.model_dump(mode="json"))
     return True
 
 
@@ -67,16 +86,32 @@ def detach_pool(predictor: dspy.Predict) -> None:
         delattr(predictor, POOL_ATTRIBUTE)
 
 
+def check_pool(predictor: dspy.Predict) -> None:
+    """Validate a pool read from a file.
+
+    Raises:
+        ValueError: when it is malformed or matches on a field the signature lacks.
+    """
+    raw = getattr(predictor, POOL_ATTRIBUTE, None)
+    if raw is None:
+        return
+    try:
+        pool = DemoPool.model_validate(raw)
+    except ValidationError as exc:
+        raise ValueError(f"malformed demo pool: {exc.errors()[0]['msg']}") from exc
+    if pool.field != request_field(predictor.signature):
+        raise ValueError(f"demo pool matches on {pool.field!r}, not a request field of the role")
+
+
 def demos_for(predictor: dspy.Predict, inputs: Mapping[str, Any]) -> list[Any]:
     """The demos to show for ``inputs``: the pool's nearest ones, else the fixed ones."""
     pool = getattr(predictor, POOL_ATTRIBUTE, None)
-    if not pool:
+    query = inputs.get(pool["field"]) if pool else None
+    if not pool or not isinstance(query, str):
         return list(predictor.demos)
-    query = inputs.get(pool["field"])
-    if not isinstance(query, str):
-        return list(predictor.demos)
-    texts = [str(demo.get(pool["field"], "")) for demo in pool["demos"]]
-    return [pool["demos"][i] for i in nearest(texts, query, pool["k"])]
+    others = [demo for demo in pool["demos"] if demo.get(pool["field"]) != query]
+    chosen = nearest([str(demo[pool["field"]]) for demo in others], query, pool["k"])
+    return [others[i] for i in chosen] if chosen else list(predictor.demos)
 
 
 def pool_state(predictor: dspy.Predict) -> dict[str, Any] | None:
@@ -92,7 +127,7 @@ def pool_size(predictor: dspy.Predict) -> int:
 
 
 def nearest(texts: Sequence[str], query: str, k: int) -> list[int]:
-    """Indices of the ``k`` texts most like ``query``, least alike first.
+    """Indices of the ``k`` texts most like ``query``, least alike first; [] if none is alike.
 
     The closest demo goes last, next to the request it resembles. Ties keep the texts' order,
     so the choice is the same on every machine.
@@ -101,6 +136,8 @@ def nearest(texts: Sequence[str], query: str, k: int) -> list[int]:
     idf = _idf(documents)
     query_vector = _weights(Counter(_words(query)), idf)
     scores = [_cosine(query_vector, _weights(doc, idf)) for doc in documents]
+    if not any(scores):
+        return []
     ranked = sorted(range(len(texts)), key=lambda i: (-scores[i], i))[:k]
     return list(reversed(ranked))
 

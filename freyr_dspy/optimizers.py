@@ -32,7 +32,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
 from freyr_dspy.backends import make_lm
-from freyr_dspy.demo_pool import attach_pool, detach_pool, pool_state
+from freyr_dspy.demo_pool import REQUEST_FIELDS, attach_pool, detach_pool, pool_size, pool_state
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.gepa_components import RanPredictorsSelector
 from freyr_dspy.gold import detached_copy, gold_demos, select_demos, shorten
@@ -134,6 +134,10 @@ def optimize(
     """
     if not trainset:
         raise ConfigError("the trainset is empty; add rows to trainsets/<name>.jsonl")
+    if config.name == "nearest" and set(config.demo_omit) & set(REQUEST_FIELDS):
+        raise ConfigError("nearest matches demos on the request: do not --demo-omit it")
+    if config.name not in _KEEP_POOL:
+        program = _without_pools(program)
     job = _Job(program=program, trainset=list(trainset), metric=metric, config=config)
     compiled = _RUNNERS[config.name](job)
     for role in compiled.role_names:
@@ -146,6 +150,20 @@ def optimize(
 #: Optimizers that leave the demos as they were (a pool from ``--start`` stays in use); the
 #: others choose demos themselves, which a pool would override at run time.
 _KEEP_POOL = frozenset({"nearest", "gepa"})
+
+
+def _without_pools(program: FreyrProgram) -> FreyrProgram:
+    """A copy whose predictors show their fixed demos, for optimizers that choose demos.
+
+    A pool from ``--start`` would otherwise override the candidates' demos while they are
+    scored, and the teacher's.
+    """
+    if not any(pool_size(p) for p in program.predictors()):
+        return program
+    copy = detached_copy(program)
+    for predictor in copy.predictors():
+        detach_pool(predictor)
+    return copy
 
 
 def _settle_demos(predictor: dspy.Predict, config: OptimizerConfig, *, keep: bool) -> None:

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import dspy
 import pytest
-from compile_fakes import OPTIONS, SkilledLM, project, skilled_program
+from compile_fakes import OPTIONS, SkilledLM, demos_shown, project, skilled_program
 
 from freyr_dspy.artifacts import load, program_state, report_meta, save
 from freyr_dspy.benchmarks.todo import TodoBenchmark
 from freyr_dspy.compiler import CompileReport, compile_program
 from freyr_dspy.demo_pool import attach_pool, demos_for, nearest, pool_size, request_field
+from freyr_dspy.errors import ArtifactError, ConfigError
 from freyr_dspy.optimizers import OptimizerConfig
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.testing import unregister_fake
@@ -23,9 +24,36 @@ def test_nearest_ranks_by_shared_rare_words_closest_last() -> None:
     assert nearest(texts, "Please remove the wash car task", 1) == [2]
     # the two nearest, least alike first: "task" is in every text, "my"/"open" only in one
     assert nearest(texts, "show my open tasks and add milk", 2) == [0, 1]
-    # no shared word: ties keep the pool's order
-    assert nearest(texts, "zzz", 2) == [1, 0]
+    # ties keep the pool's order; no shared word at all: nothing is near
+    assert nearest(["my task", "my list"], "my day", 2) == [1, 0]
+    assert nearest(texts, "zzz", 2) == []
     assert nearest([], "anything", 3) == []
+
+
+def _predictor_with_pool(texts: list[str]) -> dspy.Predict:
+    class Ask(dspy.Signature):
+        question: str = dspy.InputField()
+        answer: str = dspy.OutputField()
+
+    predictor = dspy.Predict(Ask)
+    predictor.demos = [dspy.Example(question="fixed", answer="0")]
+    assert attach_pool(
+        predictor, [{"question": t, "answer": str(i)} for i, t in enumerate(texts)], 1
+    )
+    return predictor
+
+
+def test_a_demo_never_answers_its_own_request() -> None:
+    predictor = _predictor_with_pool(["Block card 1234", "Block card 9876 now"])
+    [shown] = demos_for(predictor, {"question": "Block card 1234"})
+    assert shown["question"] == "Block card 9876 now"
+
+
+def test_a_request_sharing_no_word_with_the_pool_gets_the_fixed_demos() -> None:
+    predictor = _predictor_with_pool(["Block card 1234", "Open an account"])
+    assert demos_for(predictor, {"question": "Wie spät ist es?"}) == predictor.demos
+    assert demos_for(predictor, {"question": ""}) == predictor.demos
+    assert demos_for(predictor, {}) == predictor.demos
 
 
 def test_a_signature_without_a_request_field_keeps_its_fixed_demos() -> None:
@@ -109,3 +137,60 @@ def test_an_optimizer_that_chooses_demos_drops_a_started_from_pool(
     intent = relabelled.program.role("intent").predict
     assert pool_size(intent) == 0 and len(intent.demos) == 2
     assert pool_size(report.program.role("intent").predict) > 0  # the start is left as it was
+
+
+def test_nearest_refuses_to_omit_the_request_it_matches_on(tmp_path: Path) -> None:
+    program, _ = skilled_program("omitting")
+    try:
+        with pytest.raises(ConfigError, match="--demo-omit"):
+            compile_program(
+                program,
+                TodoBenchmark(),
+                OptimizerConfig(name="nearest", demo_omit=("message",)),
+                settings=project(tmp_path),
+                options=OPTIONS,
+                evaluate_before=False,
+            )
+    finally:
+        unregister_fake("omitting")
+
+
+def test_an_optimizer_scoring_candidates_does_not_see_a_started_from_pool(
+    nearest_report: tuple[CompileReport, SkilledLM], tmp_path: Path
+) -> None:
+    report, engine = nearest_report
+    start = report.program
+    for predictor in start.predictors():
+        predictor.demos = []  # only the pool could teach the fake now
+    engine.calls.clear()
+    compile_program(
+        start,
+        TodoBenchmark(),
+        OptimizerConfig(name="misses", max_demos=2),
+        settings=project(tmp_path),
+        options=OPTIONS,
+        evaluate_before=False,
+    )
+    # misses first runs the start program on every training request: untaught, no demos
+    first_runs = [c for c in engine.calls if c.role == "intent"][: report.n_train]
+    assert first_runs and all(demos_shown(c.prompt) == 0 for c in first_runs)
+
+
+def test_a_malformed_pool_in_a_file_is_refused_at_load(
+    nearest_report: tuple[CompileReport, SkilledLM], tmp_path: Path
+) -> None:
+    import json
+
+    report, _ = nearest_report
+    settings = project(tmp_path)
+    meta = report_meta(report, benchmark="todo", options=OPTIONS)
+    path = save(report.program, settings.compiled_dir / "todo-nearest.json", meta)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["program"]["strategy.intent.predict"]["demo_pool"]["field"] = "state"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(ArtifactError, match="not a request field"):
+        load(path, settings=settings)
+    del document["program"]["strategy.intent.predict"]["demo_pool"]["k"]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(ArtifactError, match="malformed demo pool"):
+        load(path, settings=settings)
