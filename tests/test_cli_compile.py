@@ -11,6 +11,8 @@ from compile_fakes import project, skilled_program
 
 import freyr_dspy
 from freyr_dspy.cli import main
+from freyr_dspy.cli.compile_cmd import regression_warning
+from freyr_dspy.evaluation.scoring import EvalSummary
 from freyr_dspy.testing import unregister_fake
 
 Output = tuple[int, str, str]
@@ -245,3 +247,17 @@ def test_start_takes_the_mode_the_artifact_was_compiled_in(tmp_path: Path) -> No
     assert starting_point("iter.json", benchmark="todo", mode="iterative", settings=settings)
     with pytest.raises(ConfigError, match=r"mode \(iterative\)"):
         starting_point("iter.json", benchmark="todo", mode="bootstrap", settings=settings)
+
+
+def _dev(accuracy: float) -> EvalSummary:
+    return EvalSummary(accuracy=accuracy, tokens=100.0, latency=1.0, steps=10, steps_run=10)
+
+
+def test_compile_warns_when_the_dev_score_fell() -> None:
+    warning = regression_warning(_dev(0.4), _dev(0.2))
+    assert warning is not None and "0.200 < 0.400" in warning
+
+
+@pytest.mark.parametrize("before", [None, 0.2, 0.4])
+def test_compile_stays_quiet_unless_the_dev_score_fell(before: float | None) -> None:
+    assert regression_warning(None if before is None else _dev(before), _dev(0.4)) is None

@@ -20,6 +20,7 @@ from freyr_dspy.cli._common import (
 )
 from freyr_dspy.compiler import CompileReport
 from freyr_dspy.errors import ConfigError, UnknownRoleError
+from freyr_dspy.evaluation.scoring import EvalSummary
 from freyr_dspy.optimizers import OPTIMIZER_NAMES
 
 __all__ = ["command", "parse_options"]
@@ -272,3 +273,22 @@ def _render(summary: dict[str, Any], report: CompileReport) -> None:
             f"failures {scores.failure_kinds or 'none'})"
         )
     click.echo(f"wrote {summary['artifact']}")
+    warning = regression_warning(report.before, report.after)
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
+
+
+def regression_warning(before: EvalSummary | None, after: EvalSummary) -> str | None:
+    """Say so when compiling lowered the dev score, or None.
+
+    The artifact is still written: a dev part of ten requests moves by a tenth per request, and
+    only the test inputs can tell a regression from noise. But a user who reads only the last
+    line must not ship it unmeasured.
+    """
+    if before is None or after.accuracy >= before.accuracy:
+        return None
+    return (
+        f"the compiled program scores below the uncompiled one on dev "
+        f"({after.accuracy:.3f} < {before.accuracy:.3f}); compare both on test inputs "
+        "(freyr eval --program ARTIFACT beside --strategy) before using it"
+    )
