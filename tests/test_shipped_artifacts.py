@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 import freyr_dspy
 from freyr_dspy.artifacts import read_artifact
 from freyr_dspy.name_refs import REFERENCE
+from freyr_dspy.program import FreyrProgram
 from freyr_dspy.settings import Settings
 from tests.conftest import real_data_dir
 
@@ -52,3 +54,12 @@ def test_shipped_artifact_spells_none_of_its_data_names(path: Path) -> None:
     assert spelled == [], f"{path.name} copies names from the benchmark data"
     loaded = json.dumps(freyr_dspy.artifacts.program_state(program))
     assert not names or any(n in loaded for n in names), "the names are filled in on load"
+
+
+@pytest.mark.parametrize("path", ARTIFACTS, ids=lambda p: p.name)
+def test_shipped_artifact_keeps_the_programs_retry_budget(path: Path) -> None:
+    # Compiled with max_retries=0 to save time, an artifact once ran every test step with one
+    # attempt per call beside uncompiled programs with four.
+    meta, _ = read_artifact(path, root=COMPILED)
+    default = inspect.signature(FreyrProgram.__init__).parameters["max_retries"].default
+    assert meta.program.max_retries == default, f"{path.name} was compiled with fewer retries"
