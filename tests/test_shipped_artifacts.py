@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 from pathlib import Path
@@ -11,8 +10,10 @@ import pytest
 
 import freyr_dspy
 from freyr_dspy.artifacts import read_artifact
+from freyr_dspy.benchmarks import get_benchmark
+from freyr_dspy.evaluation.benchmark import EvalOptions
+from freyr_dspy.evaluation.spec import ProgramSpec, build_program
 from freyr_dspy.name_refs import REFERENCE
-from freyr_dspy.program import FreyrProgram
 from freyr_dspy.settings import Settings
 from tests.conftest import real_data_dir
 
@@ -59,7 +60,17 @@ def test_shipped_artifact_spells_none_of_its_data_names(path: Path) -> None:
 @pytest.mark.parametrize("path", ARTIFACTS, ids=lambda p: p.name)
 def test_shipped_artifact_keeps_the_programs_retry_budget(path: Path) -> None:
     # Compiled with max_retries=0 to save time, an artifact once ran every test step with one
-    # attempt per call beside uncompiled programs with four.
+    # attempt per call beside uncompiled programs with four. The budget to keep is the one the
+    # benchmark gives its own uncompiled program (CallNavi executes no call, so it retries none).
+    settings = settings_for(path)
     meta, _ = read_artifact(path, root=COMPILED)
-    default = inspect.signature(FreyrProgram.__init__).parameters["max_retries"].default
-    assert meta.program.max_retries == default, f"{path.name} was compiled with fewer retries"
+    options = EvalOptions(data_dir=settings.data_dir or real_data_dir())
+    uncompiled = build_program(
+        ProgramSpec(strategy=meta.program.strategy, options=meta.program.options),
+        benchmark=get_benchmark(meta.benchmark),
+        eval_options=options,
+    )
+    assert meta.program.max_retries == uncompiled.max_retries, (
+        f"{path.name} was compiled with {meta.program.max_retries} retries, "
+        f"its uncompiled program has {uncompiled.max_retries}"
+    )
