@@ -198,6 +198,9 @@ def command(
         echo_json(summary)
     else:
         _render(summary, report)
+    warning = regression_warning(report.before, report.after)
+    if warning:  # on stderr, so --json output stays one JSON document
+        click.echo(f"warning: {warning}", err=True)
 
 
 def _input_fields(spec: str | None, program: Any) -> tuple[str, ...]:
@@ -273,9 +276,6 @@ def _render(summary: dict[str, Any], report: CompileReport) -> None:
             f"failures {scores.failure_kinds or 'none'})"
         )
     click.echo(f"wrote {summary['artifact']}")
-    warning = regression_warning(report.before, report.after)
-    if warning:
-        click.echo(f"warning: {warning}", err=True)
 
 
 def regression_warning(before: EvalSummary | None, after: EvalSummary) -> str | None:
