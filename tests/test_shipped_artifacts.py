@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import freyr_dspy
-from freyr_dspy.artifacts import read_artifact
+from freyr_dspy.artifacts import ArtifactMeta, read_artifact
 from freyr_dspy.benchmarks import get_benchmark
 from freyr_dspy.evaluation.benchmark import EvalOptions
 from freyr_dspy.evaluation.spec import ProgramSpec, build_program
@@ -28,11 +28,17 @@ def settings_for(path: Path) -> Settings:
     """
     data = real_data_dir()
     meta, _ = read_artifact(path, root=COMPILED)
+    skip_without_data(path, meta)
+    return Settings(data_dir=data if data.is_dir() else None)
+
+
+def skip_without_data(path: Path, meta: ArtifactMeta) -> None:
+    """Skip when the artifact refers to its domain's names by position and the data is absent."""
+    data = real_data_dir()
     if meta.name_refs and not data.is_dir():
         pytest.skip(
             f"{path.name} takes its tool names from the benchmark data, not found at {data}"
         )
-    return Settings(data_dir=data if data.is_dir() else None)
 
 
 @pytest.mark.parametrize("path", ARTIFACTS, ids=lambda p: p.name)
@@ -62,8 +68,8 @@ def test_shipped_artifact_keeps_the_programs_retry_budget(path: Path) -> None:
     # Compiled with max_retries=0 to save time, an artifact once ran every test step with one
     # attempt per call beside uncompiled programs with four. The budget to keep is the one the
     # benchmark gives its own uncompiled program (CallNavi executes no call, so it retries none).
-    settings_for(path)  # skips when the artifact needs the absent benchmark data
     meta, _ = read_artifact(path, root=COMPILED)
+    skip_without_data(path, meta)
     options = EvalOptions(data_dir=real_data_dir())
     uncompiled = build_program(
         ProgramSpec(strategy=meta.program.strategy, options=meta.program.options),
