@@ -141,6 +141,17 @@ def test_report_only_reads_a_partial_checkpoint_and_runs_nothing(
     assert code == 2 and "pass --out" in capsys.readouterr().err
 
 
+def test_report_only_of_a_finished_checkpoint_says_it_is_complete(
+    tiny: TinyBenchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "results.json"
+    assert main(eval_args(tmp_path, "--runs", "1", "--out", str(out))) == 0
+    capsys.readouterr()
+    assert main(eval_args(tmp_path, "--runs", "1", "--out", str(out), "--report-only")) == 0
+    err = capsys.readouterr().err
+    assert "complete report: 8 of 8 units finished" in err and "partial" not in err
+
+
 def test_eval_config_mismatch_and_restart(
     tiny: TinyBenchmark, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -163,11 +163,7 @@ def command(
         if out is None:
             raise ConfigError("--report-only reads the checkpoint of --out FILE; pass --out")
         evaluation = evaluate(config, checkpoint=checkpoint_path(out), report_only=True)
-        click.echo(
-            f"partial report: {len(evaluation.units)} of {len(evaluation.plan.units)} units "
-            "finished",
-            err=True,
-        )
+        click.echo(_report_only_status(len(evaluation.units), len(evaluation.plan.units)), err=True)
     else:
         with progress_bar("eval", unit="unit") as progress:
             evaluation = evaluate(
@@ -198,3 +194,9 @@ def _extra(values: dict[str, Any]) -> dict[str, Any]:
         else:
             extra[name] = str(value) if isinstance(value, Path) else value
     return extra
+
+
+def _report_only_status(finished: int, planned: int) -> str:
+    """Tell whether a --report-only report covers the whole plan or part of it."""
+    kind = "complete report" if finished >= planned else "partial report"
+    return f"{kind}: {finished} of {planned} units finished"
