@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import dspy
 import pytest
@@ -538,7 +538,13 @@ def test_gated_holds_the_gate_and_exactly_its_inner_strategys_roles(
 
 @pytest.mark.parametrize(
     "strategy",
-    [Freyr(), Freyr(confirm=False), Nlt(respond=False), Gated(inner="nlt", respond=False)],
+    [
+        Freyr(),
+        Freyr(confirm=False),
+        Freyr(exclude_blamed=True),
+        Nlt(respond=False),
+        Gated(inner="nlt", respond=False),
+    ],
 )
 def test_a_strategy_is_rebuilt_from_its_config(strategy: StrategyModule) -> None:
     rebuilt = make_strategy(strategy.name, **strategy.config())
@@ -777,3 +783,68 @@ def test_the_replan_note_follows_the_earlier_turns() -> None:
         "title). add_task may be the wrong tool for this request.",
     ]
     assert replan_note("(none)", "t", "e").startswith("assistant: I tried t,")
+
+
+def move_to(room: str, side: Literal["north", "south", "east"]) -> str:
+    """Walk into a room.
+
+    Args:
+        room: the room to walk into.
+        side: which side of it to enter by.
+    """
+    if not room:
+        raise ValueError("room should be provided (it is empty)")
+    if side == "north":
+        raise ValueError(f"the {side!r} door of {room} is locked")
+    return f"in {room}"
+
+
+def blamed_retries_engine() -> FunctionLM:
+    """Writes an empty room, then the locked side, then a good call: three attempts."""
+    attempts = iter([("", "east"), ("Hall", "north"), ("Hall", "east")])
+
+    def parameters(call: FakeCall) -> Answer:
+        room, side = next(attempts)
+        return {"arguments": {"room": room, "side": side}}
+
+    plain = answers(intent={"intents": ["move_to"]}, parameters=parameters, summary=SUMMARY)
+    return FunctionLM(plain.answer, structured_output=True)
+
+
+@pytest.mark.parametrize("exclude_blamed", [False, True])
+def test_a_retry_cannot_write_the_value_its_error_blamed(
+    build: Build, exclude_blamed: bool
+) -> None:
+    from freyr_dspy.tools import Tool, Toolbox
+
+    engine = blamed_retries_engine()
+    program = build(
+        engine,
+        strategy=Freyr(exclude_blamed=exclude_blamed),
+        toolbox=Toolbox([Tool.from_function(move_to)]),
+    )
+    [call] = program(message="go to the hall").result.calls
+    assert call.outcome.ok and call.attempts == 3
+    asked = [c for c in engine.calls if c.role == "parameters"]
+    formats = [c.config.response_format for c in asked]
+    schemas = [f.get("json_schema", f)["schema"] for f in formats]
+    rooms = [_arguments_schema(s)["properties"]["room"] for s in schemas]
+    sides = [_arguments_schema(s)["properties"]["side"]["enum"] for s in schemas]
+    feedback = asked[2].inputs["feedback"]
+    if not exclude_blamed:
+        assert [r.get("minLength") for r in rooms] == [None, None, None]
+        assert sides[2] == ["north", "south", "east"]
+        assert "with {'room': 'Hall', 'side': 'north'}" in feedback
+        return
+    # the empty room is excluded from the second attempt on, the locked side from the third
+    assert [r.get("minLength") for r in rooms] == [None, 1, 1]
+    assert sides == [["north", "south", "east"]] * 2 + [["south", "east"]]
+    assert "with {'room': 'Hall'} failed:" in feedback  # the blamed side is not shown again
+    assert "write a different value for side" in feedback
+    assert "write a different value for room" in asked[1].inputs["feedback"]
+
+
+def _arguments_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The arguments' object schema, out of the give-up ``anyOf`` of a retry's contract."""
+    arguments = schema["properties"]["arguments"]
+    return arguments["anyOf"][0] if "anyOf" in arguments else arguments

@@ -8,10 +8,12 @@ where the tool declares them), plus the give-up opt-out once an attempt has fail
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import dspy
 
+from freyr_dspy.blame import forbid_values
 from freyr_dspy.contracts import Contract, JsonSchema
 from freyr_dspy.parsing import parse_arguments
 from freyr_dspy.roles.base import Role
@@ -69,15 +71,21 @@ class ParameterFiller(Role):
         return {"arguments": arguments}
 
 
-def parameters_contract(tool: Tool, *, may_give_up: bool = False) -> Contract:
+def parameters_contract(
+    tool: Tool,
+    *,
+    may_give_up: bool = False,
+    forbidden: Mapping[str, Sequence[Any]] | None = None,
+) -> Contract:
     """The arguments of one call of ``tool``: its JSON schema, with ``$ref``s inlined.
 
     ``may_give_up`` (after a failed attempt, when the feedback offers it) also allows the
-    opt-out object ``{"give_up": "<why>"}``.
+    opt-out object ``{"give_up": "<why>"}``. ``forbidden`` (parameter -> values an earlier
+    error blamed) is kept out of the schema where a grammar can enforce it (``forbid_values``).
     """
     schema = tool.json_schema()
     # NOTE: the schema is nested under "arguments", so its "#/$defs/..." refs would dangle.
-    arguments: JsonSchema = inline_refs(schema, schema)
+    arguments: JsonSchema = forbid_values(inline_refs(schema, schema), forbidden or {})
     if may_give_up and GIVE_UP not in arguments.get("properties", {}):
         opt_out = {
             "type": "object",
@@ -89,14 +97,18 @@ def parameters_contract(tool: Tool, *, may_give_up: bool = False) -> Contract:
     return {"arguments": arguments}
 
 
-def give_up_feedback(tool: str, arguments: dict[str, Any] | None, error: str) -> str:
+def give_up_feedback(
+    tool: str, arguments: dict[str, Any] | None, error: str, note: str = ""
+) -> str:
     """The feedback of a failed attempt, offering the opt-out when retrying cannot help.
 
-    ``arguments`` None leaves them out (values the model must not see again).
+    ``arguments`` None leaves them out (values the model must not see again); ``note``, a line
+    of advice, follows the error.
     """
     attempt = f"Calling {tool}" + ("" if arguments is None else f" with {arguments}")
+    advice = f"{note}\n" if note else ""
     return (
-        f"{attempt} failed: {error}\n"
+        f"{attempt} failed: {error}\n{advice}"
         f'If other arguments can fix this, write them. If no arguments can, write {{"{GIVE_UP}": '
         '"<why>"} instead.'
     )

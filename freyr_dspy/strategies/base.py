@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import dspy
 from dspy.utils.exceptions import LMError
 
+from freyr_dspy.blame import blame_note, blamed_arguments
 from freyr_dspy.errors import (
     BackendError,
     ConfigError,
@@ -235,6 +236,8 @@ class Run:
     intents: list[str] = field(default_factory=list)
     #: (tool, argument, value) copies of a description's example already refused once.
     refused_copies: set[tuple[str, str, str]] = field(default_factory=set)
+    #: Keep the values an error blamed out of the retries of that call (``freyr_dspy.blame``).
+    exclude_blamed: bool = False
 
     @property
     def max_retries(self) -> int:
@@ -373,6 +376,7 @@ class Run:
         shown = tool  # the tool as the parameters role sees it
         parameter_names = {p.name for p in tool.parameters}
         feedback = "none"
+        forbidden: dict[str, list[Any]] = {}  # parameter -> values an error blamed
         errors: list[str] = []
         arguments: dict[str, Any] = {}
         dropped: list[str] = []
@@ -384,7 +388,9 @@ class Run:
             if tool.parameters:
                 prediction = self.call_role(
                     "parameters",
-                    contract=parameters_contract(shown, may_give_up=bool(errors)),
+                    contract=parameters_contract(
+                        shown, may_give_up=bool(errors), forbidden=forbidden
+                    ),
                     conversation=self.conversation,
                     message=self.message,
                     state=self.state_text(),
@@ -407,8 +413,10 @@ class Run:
             if outcome.ok:
                 break
             errors.append(outcome.message)
-            shown_arguments = None if refusal is not None else arguments
-            feedback = give_up_feedback(tool.name, shown_arguments, outcome.message)
+            if refusal is not None:
+                feedback = give_up_feedback(tool.name, None, outcome.message)
+            else:
+                feedback = self.retry_feedback(tool.name, arguments, outcome.message, forbidden)
         record = CallRecord(
             tool=tool.name,
             arguments=arguments,
@@ -420,6 +428,26 @@ class Run:
         )
         self.calls.append(record)
         return record
+
+    def retry_feedback(
+        self,
+        tool_name: str,
+        arguments: dict[str, Any],
+        error: str,
+        forbidden: dict[str, list[Any]],
+    ) -> str:
+        """The feedback for the next attempt after ``arguments`` failed with ``error``.
+
+        With ``exclude_blamed`` the values the error blames join ``forbidden`` (kept out of
+        the next attempts' schema) and are left out of the feedback, which asks for others.
+        """
+        if not self.exclude_blamed:
+            return give_up_feedback(tool_name, arguments, error)
+        blamed = blamed_arguments(arguments, error)
+        for name, value in blamed.items():
+            forbidden.setdefault(name, []).append(value)
+        kept = {name: value for name, value in arguments.items() if name not in blamed}
+        return give_up_feedback(tool_name, kept, error, blame_note(blamed))
 
     def call_until_exhausted(self, tool_names: list[str]) -> list[str]:
         """Call each tool in order with retries; stop at the first that exhausts them.

@@ -262,6 +262,9 @@ class Freyr(StrategyModule):
         replan: when the plan's first call fails after every retry, ask the intent role once
             more with that failure shown and that tool left out of the catalog, and carry out
             the new plan (``replanned``).
+        exclude_blamed: a retry may not write again a value the last error blamed: the
+            parameters' schema excludes it where a grammar can, the feedback asks for another
+            (``freyr_dspy.blame``).
     """
 
     name = "freyr"
@@ -270,19 +273,31 @@ class Freyr(StrategyModule):
         "error-feedback retries, summary"
     )
 
-    def __init__(self, confirm: bool = True, calibrate: bool = False, replan: bool = False) -> None:
+    def __init__(
+        self,
+        confirm: bool = True,
+        calibrate: bool = False,
+        replan: bool = False,
+        exclude_blamed: bool = False,
+    ) -> None:
         roles = ("intent", "confirm", "parameters", "summary", "chat")
         super().__init__(roles if confirm else tuple(r for r in roles if r != "confirm"))
         self.confirms_plans = confirm
         self.calibrates = calibrate
         self.replans = replan
+        self.excludes_blamed = exclude_blamed
 
     def config(self) -> dict[str, bool]:
-        """The settings that differ from the defaults (``confirm``, ``calibrate``, ``replan``)."""
+        """The settings that differ from the defaults (``confirm: False``, others ``True``)."""
         config = {} if self.confirms_plans else {"confirm": False}
-        config |= {"calibrate": True} if self.calibrates else {}
-        return config | ({"replan": True} if self.replans else {})
+        switched_on = {
+            "calibrate": self.calibrates,
+            "replan": self.replans,
+            "exclude_blamed": self.excludes_blamed,
+        }
+        return config | {name: True for name, on in switched_on.items() if on}
 
     def run(self, run: Run) -> Result:
         """Run Algorithm 1 for one request."""
+        run.exclude_blamed = self.excludes_blamed
         return run_freyr(run, calibrate=self.calibrates, replan=self.replans)

@@ -1,0 +1,96 @@
+"""Blamed values (``freyr_dspy.blame``): which arguments an error blames, and the retry schema
+that cannot repeat them, checked down to the llama.cpp grammar."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from gbnf import Grammar, parses_in_llama_cpp
+
+from freyr_dspy.backends.llamacpp_grammar import schema_grammar
+from freyr_dspy.blame import blame_note, blamed_arguments, forbid_values
+from freyr_dspy.roles.parameters import parameters_contract
+from freyr_dspy.tools import Tool
+
+
+def create_room(name: str, room_from: str, direction: Literal["north", "south", "east"]) -> str:
+    """Add a room next to an existing one.
+
+    Args:
+        name: the new room's name.
+        room_from: the existing room it connects to.
+        direction: side of room_from where the new room goes.
+    """
+    return name
+
+
+def test_a_parameter_named_as_a_word_is_blamed_whatever_its_value() -> None:
+    arguments = {"name": "Hall", "room_from": "", "direction": "east"}
+    error = "Domain validation error: room_from should be provided (it is empty)."
+    assert blamed_arguments(arguments, error) == {"room_from": ""}
+
+
+def test_a_name_inside_a_longer_word_is_not_blamed() -> None:
+    arguments = {"room": "Hall", "from": "Cellar"}
+    assert blamed_arguments(arguments, "room_from should be provided; fromage") == {}
+
+
+def test_a_quoted_value_is_blamed_but_an_unquoted_one_is_not() -> None:
+    arguments = {"enemy": "Gobbo", "room": "Swamp Room", "hp": 5}
+    error = "there is no enemy named 'Gobbo' in Swamp Room; 5 enemies there"
+    assert blamed_arguments(arguments, error) == {"enemy": "Gobbo"}
+    assert blamed_arguments(arguments, "“Swamp Room” is a room") == {"room": "Swamp Room"}
+
+
+def test_an_empty_value_is_never_blamed_by_quotes() -> None:
+    assert blamed_arguments({"title": ""}, "a name '' is not allowed") == {}
+
+
+def test_an_empty_text_must_be_written_and_a_blamed_enum_member_leaves_the_enum() -> None:
+    schema = Tool.from_function(create_room).json_schema()
+    narrowed = forbid_values(schema, {"room_from": [""], "direction": ["north"]})
+    assert narrowed["properties"]["room_from"]["minLength"] == 1
+    assert narrowed["properties"]["direction"]["enum"] == ["south", "east"]
+    assert narrowed["properties"]["name"] == schema["properties"]["name"]
+    assert "minLength" not in schema["properties"]["room_from"]  # the input is not changed
+
+
+def test_what_a_grammar_cannot_exclude_is_left_alone() -> None:
+    schema = Tool.from_function(create_room).json_schema()
+    # a non-empty text, an unknown parameter, and an enum that would be left empty
+    forbidden = {"name": ["Hall"], "nope": [""], "direction": ["north", "south", "east"]}
+    assert forbid_values(schema, forbidden) == schema
+    assert forbid_values({"type": "string"}, {"x": [""]}) == {"type": "string"}
+
+
+def test_an_optional_text_loses_the_empty_string_in_its_text_branch_only() -> None:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {"memo": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+    }
+    narrowed = forbid_values(schema, {"memo": [""]})
+    assert narrowed["properties"]["memo"]["anyOf"] == [
+        {"type": "string", "minLength": 1},
+        {"type": "null"},
+    ]
+
+
+def test_the_retry_grammar_refuses_the_blamed_values_and_accepts_others() -> None:
+    tool = Tool.from_function(create_room)
+    contract = parameters_contract(
+        tool, may_give_up=True, forbidden={"room_from": [""], "direction": ["north"]}
+    )
+    grammar = schema_grammar(json.dumps(contract["arguments"]))
+    assert grammar is not None and parses_in_llama_cpp(grammar)
+    accepts = Grammar(grammar).accepts
+    assert accepts('{"name": "Hall", "room_from": "Cellar", "direction": "east"}')
+    assert not accepts('{"name": "Hall", "room_from": "", "direction": "east"}')
+    assert not accepts('{"name": "Hall", "room_from": "Cellar", "direction": "north"}')
+    assert accepts('{"give_up": "no free side"}')  # the opt-out is still offered
+
+
+def test_the_note_names_the_blamed_parameters_without_their_values() -> None:
+    note = blame_note({"enemy": "Gobbo", "room_from": ""})
+    assert "enemy, room_from" in note and "Gobbo" not in note
+    assert blame_note({}) == ""
