@@ -8,11 +8,12 @@ is wasted.
 
 An argument is *blamed* when the error names its parameter as a word (``room_from should be
 provided``) or quotes the value the model wrote (``there is no enemy named 'Gobbo'``).
-``forbid_values`` then narrows the parameter's schema where JSON schema can say "not this" in
-a form the llama.cpp grammar keeps: a blamed empty text gets ``minLength: 1``, a blamed enum
-member leaves the enum. Any other blamed value (a wrong name, a number) cannot be excluded
-by the grammar; ``blame_note`` asks for a different one in the feedback, without repeating
-the value, since a small model copies values from its feedback.
+``forbid_values`` then narrows the parameter's schema so that the llama.cpp grammar cannot
+write the value again: a blamed enum member leaves the enum, a blamed empty text gets
+``minLength: 1``, and other blamed texts are excluded by a regex ``pattern`` built from them.
+Numbers, booleans and texts holding quotes or backslashes cannot be excluded this way;
+``blame_note`` asks for a different value in the feedback, without repeating the value, since
+a small model copies values from its feedback.
 """
 
 from __future__ import annotations
@@ -44,9 +45,10 @@ def blamed_arguments(arguments: Mapping[str, Any], error: str) -> dict[str, Any]
 def forbid_values(schema: dict[str, Any], forbidden: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
     """The object schema ``schema`` with each property unable to take its forbidden values.
 
-    Only what a grammar can enforce is changed: a forbidden ``""`` makes a text schema (or the
-    text branch of an ``anyOf``) at least one character long, and forbidden members leave an
-    enum unless none would be left. Other values, and parameters the schema lacks, are ignored.
+    Forbidden members leave an enum unless none would be left; a text schema (or the text
+    branch of an ``anyOf``) gets ``minLength: 1`` for a forbidden ``""`` and a ``pattern``
+    excluding other forbidden texts, unless it has a pattern or format of its own. Numbers
+    and parameters the schema lacks are ignored.
     """
     properties = schema.get("properties")
     if not isinstance(properties, dict) or not forbidden:
@@ -86,8 +88,69 @@ def _without(schema: Any, values: Sequence[Any]) -> Any:
     if isinstance(schema.get("enum"), list):
         kept = [member for member in schema["enum"] if member not in values]
         return {**schema, "enum": kept} if kept else schema
-    if schema.get("type") == "string" and "" in values:
-        return {**schema, "minLength": max(1, int(schema.get("minLength", 0)))}
+    if schema.get("type") == "string":
+        return _text_without(schema, [v for v in values if isinstance(v, str)])
     if "anyOf" in schema or "oneOf" in schema:
         return map_subschemas(schema, lambda sub: _without(sub, values))
     return schema
+
+
+def _text_without(schema: dict[str, Any], texts: list[str]) -> dict[str, Any]:
+    if texts == [""] or (texts and "" in texts and not _excludable(schema, texts)):
+        return {**schema, "minLength": max(1, int(schema.get("minLength", 0)))}
+    if not texts or not _excludable(schema, texts):
+        return schema
+    return {**schema, "pattern": _pattern_without(texts)}
+
+
+#: Longest blamed text the pattern excludes: the pattern grows with the square of its length.
+_LONGEST_EXCLUDED = 80
+
+
+def _excludable(schema: dict[str, Any], texts: list[str]) -> bool:
+    """Whether a ``pattern`` can exclude ``texts`` without undoing the schema's own limits."""
+    if "pattern" in schema or "format" in schema:
+        return False  # a second pattern cannot be intersected with the first
+    return all(len(t) <= _LONGEST_EXCLUDED and '"' not in t and "\\" not in t for t in texts)
+
+
+def _pattern_without(texts: list[str]) -> str:
+    r"""A regex matching every JSON string content except ``texts``.
+
+    Built on the trie of ``texts``: at each prefix, the string may end (unless the prefix is
+    itself excluded), go on with a character no excluded text has there (then anything), or
+    follow one of those characters. Written in the subset llama-cpp-python's converter
+    translates correctly: literal letters, digits and spaces, and character classes with
+    ``\xNN`` escapes (an escape outside a class is mistranslated).
+    """
+    trie: dict[str, Any] = {}
+    for text in texts:
+        node = trie
+        for char in text:
+            node = node.setdefault(char, {})
+        node[_END] = {}
+    return f"^{_node_pattern(trie)}$"
+
+
+_END = ""  # the trie key marking an excluded text's end (no character is empty)
+_TEXT_CHAR = '[^"\\\\]'  # any character a JSON string holds unescaped
+
+
+def _node_pattern(node: dict[str, Any]) -> str:
+    nexts = [char for char in node if char != _END]
+    other = "".join(_class_char(char) for char in nexts)
+    options = [f'[^"\\\\{other}]{_TEXT_CHAR}*']
+    options += [_literal(char) + _node_pattern(node[char]) for char in nexts]
+    group = f"({'|'.join(options)})"
+    return group if _END in node else f"{group}?"
+
+
+def _literal(char: str) -> str:
+    return char if char.isalnum() or char == " " else f"[{_class_char(char)}]"
+
+
+def _class_char(char: str) -> str:
+    if char.isalnum() or char == " ":
+        return char
+    code = ord(char)
+    return f"\\x{code:02X}" if code < 0x100 else f"\\u{code:04X}"

@@ -4,6 +4,7 @@ that cannot repeat them, checked down to the llama.cpp grammar."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Literal
 
 from gbnf import Grammar, parses_in_llama_cpp
@@ -56,12 +57,27 @@ def test_an_empty_text_must_be_written_and_a_blamed_enum_member_leaves_the_enum(
     assert "minLength" not in schema["properties"]["room_from"]  # the input is not changed
 
 
-def test_what_a_grammar_cannot_exclude_is_left_alone() -> None:
+def test_a_blamed_text_is_excluded_by_a_pattern_and_only_that_text() -> None:
     schema = Tool.from_function(create_room).json_schema()
-    # a non-empty text, an unknown parameter, and an enum that would be left empty
-    forbidden = {"name": ["Hall"], "nope": [""], "direction": ["north", "south", "east"]}
+    narrowed = forbid_values(schema, {"room_from": ["Hall", "Hall-Cellar", ""]})
+    pattern = narrowed["properties"]["room_from"]["pattern"]
+    for excluded in ("Hall", "Hall-Cellar", ""):
+        assert re.fullmatch(pattern, excluded) is None
+    for allowed in ("Hal", "Hall-", "Hall-Cellar 2", "Cellar", "hall", "Ωmega"):
+        assert re.fullmatch(pattern, allowed)
+
+
+def test_what_a_pattern_cannot_exclude_is_left_alone() -> None:
+    schema = Tool.from_function(create_room).json_schema()
+    # a text with a quote, an unknown parameter, and an enum that would be left empty
+    forbidden = {"name": ['say "hi"'], "nope": [""], "direction": ["north", "south", "east"]}
     assert forbid_values(schema, forbidden) == schema
     assert forbid_values({"type": "string"}, {"x": [""]}) == {"type": "string"}
+    number = {"type": "object", "properties": {"hp": {"type": "integer"}}}
+    assert forbid_values(number, {"hp": [5]}) == number
+    own_pattern = {"type": "object", "properties": {"id": {"type": "string", "pattern": "^a"}}}
+    assert forbid_values(own_pattern, {"id": ["ab"]}) == own_pattern
+    assert forbid_values(own_pattern, {"id": [""]})["properties"]["id"]["minLength"] == 1
 
 
 def test_an_optional_text_loses_the_empty_string_in_its_text_branch_only() -> None:
@@ -78,15 +94,16 @@ def test_an_optional_text_loses_the_empty_string_in_its_text_branch_only() -> No
 
 def test_the_retry_grammar_refuses_the_blamed_values_and_accepts_others() -> None:
     tool = Tool.from_function(create_room)
-    contract = parameters_contract(
-        tool, may_give_up=True, forbidden={"room_from": [""], "direction": ["north"]}
-    )
+    forbidden = {"room_from": ["", "Hall-Cellar"], "direction": ["north"], "name": ["Hall"]}
+    contract = parameters_contract(tool, may_give_up=True, forbidden=forbidden)
     grammar = schema_grammar(json.dumps(contract["arguments"]))
     assert grammar is not None and parses_in_llama_cpp(grammar)
     accepts = Grammar(grammar).accepts
-    assert accepts('{"name": "Hall", "room_from": "Cellar", "direction": "east"}')
-    assert not accepts('{"name": "Hall", "room_from": "", "direction": "east"}')
-    assert not accepts('{"name": "Hall", "room_from": "Cellar", "direction": "north"}')
+    assert accepts('{"name": "Hall 2", "room_from": "Cellar", "direction": "east"}')
+    assert not accepts('{"name": "Hall 2", "room_from": "", "direction": "east"}')
+    assert not accepts('{"name": "Hall 2", "room_from": "Hall-Cellar", "direction": "east"}')
+    assert not accepts('{"name": "Hall 2", "room_from": "Cellar", "direction": "north"}')
+    assert not accepts('{"name": "Hall", "room_from": "Cellar", "direction": "east"}')
     assert accepts('{"give_up": "no free side"}')  # the opt-out is still offered
 
 
