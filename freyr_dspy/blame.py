@@ -96,22 +96,21 @@ def _without(schema: Any, values: Sequence[Any]) -> Any:
 
 
 def _text_without(schema: dict[str, Any], texts: list[str]) -> dict[str, Any]:
-    if texts == [""] or (texts and "" in texts and not _excludable(schema, texts)):
+    own_pattern = "pattern" in schema or "format" in schema  # cannot be intersected with ours
+    excludable = [] if own_pattern else [t for t in texts if _fits_a_pattern(t)]
+    if any(excludable):  # the pattern excludes "" too when it is one of them
+        return {**schema, "pattern": _pattern_without(excludable)}
+    if "" in texts:
         return {**schema, "minLength": max(1, int(schema.get("minLength", 0)))}
-    if not texts or not _excludable(schema, texts):
-        return schema
-    return {**schema, "pattern": _pattern_without(texts)}
+    return schema
 
 
 #: Longest blamed text the pattern excludes: the pattern grows with the square of its length.
 _LONGEST_EXCLUDED = 80
 
 
-def _excludable(schema: dict[str, Any], texts: list[str]) -> bool:
-    """Whether a ``pattern`` can exclude ``texts`` without undoing the schema's own limits."""
-    if "pattern" in schema or "format" in schema:
-        return False  # a second pattern cannot be intersected with the first
-    return all(len(t) <= _LONGEST_EXCLUDED and '"' not in t and "\\" not in t for t in texts)
+def _fits_a_pattern(text: str) -> bool:
+    return len(text) <= _LONGEST_EXCLUDED and '"' not in text and "\\" not in text
 
 
 def _pattern_without(texts: list[str]) -> str:

@@ -78,6 +78,9 @@ def test_what_a_pattern_cannot_exclude_is_left_alone() -> None:
     own_pattern = {"type": "object", "properties": {"id": {"type": "string", "pattern": "^a"}}}
     assert forbid_values(own_pattern, {"id": ["ab"]}) == own_pattern
     assert forbid_values(own_pattern, {"id": [""]})["properties"]["id"]["minLength"] == 1
+    # a text the pattern cannot hold does not stop the others from being excluded
+    mixed = forbid_values(schema, {"name": ['say "hi"', "Hall"]})["properties"]["name"]
+    assert re.fullmatch(mixed["pattern"], "Hall") is None and re.fullmatch(mixed["pattern"], "x")
 
 
 def test_an_optional_text_loses_the_empty_string_in_its_text_branch_only() -> None:

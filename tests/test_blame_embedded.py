@@ -1,11 +1,13 @@
 """Blamed values (``Freyr(exclude_blamed=True)``) on the real embedded SmolLM2.
 
-tests/test_blame.py checks the grammar text; here llama.cpp samples under it: a door that is
-locked whatever side is tried must be tried from a different side on every attempt.
+tests/test_blame.py checks the grammar text; here llama.cpp samples under it: a door that no
+side and key open must be tried with another side (an enum) and another key (a free text) on
+every attempt.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import pytest
@@ -20,19 +22,21 @@ pytestmark = pytest.mark.embedded
 MODEL = "embedded/smollm2-135m"
 
 
-def enter_vault(side: Literal["north", "south", "east", "west"]) -> str:
+def enter_vault(side: Literal["north", "south", "east", "west"], key: str) -> str:
     """Enter the vault through one of its doors.
 
     Args:
         side: the door to use.
+        key: the name of the key that opens it.
     """
-    raise ValueError(f"the {side!r} door is locked")
+    raise ValueError(f"the {side!r} door does not open with the key {key!r}")
 
 
-def sides_tried(exclude_blamed: bool) -> list[str]:
+def attempts() -> list[tuple[str, ...]]:
+    """The (side, key) of each attempt, read back from the errors."""
     program = FreyrProgram(
         "todo",
-        strategy=Freyr(confirm=False, exclude_blamed=exclude_blamed),
+        strategy=Freyr(confirm=False, exclude_blamed=True),
         toolbox=Toolbox([Tool.from_function(enter_vault)]),
         max_retries=3,
     )
@@ -40,10 +44,15 @@ def sides_tried(exclude_blamed: bool) -> list[str]:
     program.apply_assignment(dict.fromkeys(program.role_names, greedy))
     result = program(message="Enter the vault").result
     calls = [call for call in result.calls if call.tool == "enter_vault"]
-    return [error.split("'")[1] for call in calls for error in call.errors if "door" in error]
+    errors = [error for call in calls for error in call.errors]
+    return [found.groups() for error in errors if (found := _DOOR.search(error))]
 
 
-def test_every_retry_tries_a_side_no_error_has_blamed_yet() -> None:
-    tried = sides_tried(exclude_blamed=True)
+_DOOR = re.compile(r"the '(\w+)' door does not open with the key '([^']*)'")
+
+
+def test_every_retry_tries_a_side_and_a_key_no_error_has_blamed_yet() -> None:
+    tried = attempts()
     assert len(tried) >= 2, tried  # greedy SmolLM2 neither plans another tool nor gives up
-    assert len(set(tried)) == len(tried), tried
+    sides, keys = zip(*tried, strict=True)
+    assert len(set(sides)) == len(sides) and len(set(keys)) == len(keys), tried
