@@ -24,7 +24,7 @@ from typing import Any
 
 from freyr_dspy.tools.schema import map_subschemas
 
-__all__ = ["blame_note", "blamed_arguments", "forbid_values"]
+__all__ = ["LONGEST_EXCLUDED", "blame_note", "blamed_arguments", "forbid_values"]
 
 
 def blamed_arguments(arguments: Mapping[str, Any], error: str) -> dict[str, Any]:
@@ -106,11 +106,11 @@ def _text_without(schema: dict[str, Any], texts: list[str]) -> dict[str, Any]:
 
 
 #: Longest blamed text the pattern excludes: the pattern grows with the square of its length.
-_LONGEST_EXCLUDED = 80
+LONGEST_EXCLUDED = 80
 
 
 def _fits_a_pattern(text: str) -> bool:
-    return len(text) <= _LONGEST_EXCLUDED and '"' not in text and "\\" not in text
+    return len(text) <= LONGEST_EXCLUDED and '"' not in text and "\\" not in text
 
 
 def _pattern_without(texts: list[str]) -> str:
