@@ -413,10 +413,13 @@ class Run:
             if outcome.ok:
                 break
             errors.append(outcome.message)
-            if refusal is not None:
-                feedback = give_up_feedback(tool.name, None, outcome.message)
-            else:
-                feedback = self.retry_feedback(tool.name, arguments, outcome.message, forbidden)
+            blamed = self.blamed_by(outcome.message, arguments) if refusal is None else {}
+            for name, value in blamed.items():
+                forbidden.setdefault(name, []).append(value)
+            kept = {name: value for name, value in arguments.items() if name not in blamed}
+            shown_arguments = None if refusal is not None else kept
+            note = blame_note(blamed)
+            feedback = give_up_feedback(tool.name, shown_arguments, outcome.message, note)
         record = CallRecord(
             tool=tool.name,
             arguments=arguments,
@@ -429,25 +432,12 @@ class Run:
         self.calls.append(record)
         return record
 
-    def retry_feedback(
-        self,
-        tool_name: str,
-        arguments: dict[str, Any],
-        error: str,
-        forbidden: dict[str, list[Any]],
-    ) -> str:
-        """The feedback for the next attempt after ``arguments`` failed with ``error``.
+    def blamed_by(self, error: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The arguments ``error`` blames (none without ``exclude_blamed``).
 
-        With ``exclude_blamed`` the values the error blames join ``forbidden`` (kept out of
-        the next attempts' schema) and are left out of the feedback, which asks for others.
+        They are left out of the feedback, and their values out of the next attempts' schema.
         """
-        if not self.exclude_blamed:
-            return give_up_feedback(tool_name, arguments, error)
-        blamed = blamed_arguments(arguments, error)
-        for name, value in blamed.items():
-            forbidden.setdefault(name, []).append(value)
-        kept = {name: value for name, value in arguments.items() if name not in blamed}
-        return give_up_feedback(tool_name, kept, error, blame_note(blamed))
+        return blamed_arguments(arguments, error) if self.exclude_blamed else {}
 
     def call_until_exhausted(self, tool_names: list[str]) -> list[str]:
         """Call each tool in order with retries; stop at the first that exhausts them.
