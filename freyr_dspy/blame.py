@@ -14,6 +14,14 @@ write the value again: a blamed enum member leaves the enum, a blamed empty text
 Numbers, booleans and texts holding quotes or backslashes cannot be excluded this way;
 ``blame_note`` asks for a different value in the feedback, without repeating the value, since
 a small model copies values from its feedback.
+
+Excluding a value does not tell the model what to write instead, and a grammar that only says
+no pushes it off the value at its last character: the 1.5B, refused ``'Enemy Bats Swarm'``,
+wrote ``'Enemy Bats Swarm (Alternative)'``, where the error listed ``enemies there: Bats
+Swarm``. Errors often list the values that would do (``rooms: Hall, Cellar``). With
+``listed_choices`` a blamed argument whose error lists values of its kind - the list's label
+names a word of the parameter (``rooms`` for ``room_to_name``) - is offered exactly those
+(``choose_from``), an enum the grammar enforces.
 """
 
 from __future__ import annotations
@@ -24,7 +32,14 @@ from typing import Any
 
 from freyr_dspy.tools.schema import map_subschemas
 
-__all__ = ["LONGEST_EXCLUDED", "blame_note", "blamed_arguments", "forbid_values"]
+__all__ = [
+    "LONGEST_EXCLUDED",
+    "blame_note",
+    "blamed_arguments",
+    "choose_from",
+    "forbid_values",
+    "listed_choices",
+]
 
 
 def blamed_arguments(arguments: Mapping[str, Any], error: str) -> dict[str, Any]:
@@ -60,12 +75,106 @@ def forbid_values(schema: dict[str, Any], forbidden: Mapping[str, Sequence[Any]]
     return {**schema, "properties": narrowed}
 
 
-def blame_note(blamed: Mapping[str, Any]) -> str:
-    """The feedback line asking for other values of the blamed parameters ('' if none)."""
+def blame_note(
+    blamed: Mapping[str, Any], choices: Mapping[str, Sequence[str]] | None = None
+) -> str:
+    """The feedback line asking for other values of the blamed parameters ('' if none).
+
+    A blamed parameter with ``choices`` is asked to take one of them instead.
+    """
     if not blamed:
         return ""
     names = ", ".join(blamed)
-    return f"The error is about {names}: write a different value for {names}, not the same one."
+    note = f"The error is about {names}: write a different value for {names}, not the same one."
+    for name in blamed:
+        if choices and choices.get(name):
+            note += f" {name} is one of: {', '.join(choices[name])}."
+    return note
+
+
+def listed_choices(error: str, parameter: str) -> list[str]:
+    """The values ``error`` lists for ``parameter``: a ``label: a, b, c`` list naming its kind.
+
+    The list's label must hold a word of the parameter's name (singular or plural), other
+    than the words every parameter has (``name``, ``from``, ``id``...): ``rooms: ...`` is a
+    list for ``room_to_name``, not for ``corridor_name``. Of several such lists the last is
+    taken (an error ends with the options); an empty one (``none``) offers nothing.
+
+    >>> listed_choices("room_to_name 'Hal' is not a room; rooms: Hall, Cellar.", "room_to_name")
+    ['Hall', 'Cellar']
+    >>> listed_choices("no corridor 'Hall'; corridors: Hall-Cellar.", "room_to_name")
+    []
+    """
+    kinds = {_singular(word) for word in _words(parameter)} - _GENERIC_WORDS
+    lists = [
+        match["items"]
+        for match in _LABELLED_LIST.finditer(error)
+        if kinds & {_singular(word) for word in _words(match["label"])}
+    ]
+    if not lists:
+        return []
+    items = [item.strip().strip("'\"`") for item in lists[-1].split(",")]  # the last: the options
+    return [item for item in items if item and item.lower() not in _NO_ITEMS]
+
+
+def choose_from(schema: dict[str, Any], choices: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """The object schema ``schema`` with each text property in ``choices`` made an enum of them.
+
+    An existing enum keeps only the members chosen (unchanged if none would be left); a
+    property that is not text, or not in the schema, is left alone.
+    """
+    properties = schema.get("properties")
+    if not isinstance(properties, dict) or not choices:
+        return schema
+    narrowed = {
+        name: _one_of(sub, list(choices[name])) if choices.get(name) else sub
+        for name, sub in properties.items()
+    }
+    return {**schema, "properties": narrowed}
+
+
+#: ``label: item, item, item`` - the label up to three plain words (not a tool's
+#: ``snake_case`` name before ``failed:``), the items up to ``;``, a newline, or a full stop
+#: that ends the sentence (``Room 3.0`` is one item).
+_LABELLED_LIST = re.compile(
+    r"(?P<label>\b[A-Za-z]+(?: [A-Za-z]+){0,2}):[ \t]+"
+    r"(?P<items>[^;\n]+?)[ \t]*(?=;|\n|\.(?:\s|$)|$)"
+)
+#: Words of a parameter's name that say nothing of which values it takes.
+_GENERIC_WORDS = frozenset(
+    {"name", "id", "key", "value", "type", "from", "to", "new", "old", "ref", "reference", "the"}
+)
+#: An item that says the list is empty.
+_NO_ITEMS = frozenset({"none", "nothing", "no", "empty", "n/a", "-"})
+
+
+def _words(text: str) -> list[str]:
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)  # camelCase -> camel Case
+    return [word for word in re.split(r"[^A-Za-z]+", spaced.lower()) if word]
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ses", "xes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def _one_of(schema: Any, values: list[str]) -> Any:
+    if not isinstance(schema, dict):
+        return schema
+    if isinstance(schema.get("enum"), list):
+        kept = [member for member in schema["enum"] if member in values]
+        return {**schema, "enum": kept} if kept else schema
+    if schema.get("type") == "string":
+        kept_keys = {key: schema[key] for key in ("type", "title", "description") if key in schema}
+        return {**kept_keys, "enum": values}  # a pattern or length of its own no longer applies
+    if "anyOf" in schema or "oneOf" in schema:
+        return map_subschemas(schema, lambda sub: _one_of(sub, values))
+    return schema
 
 
 def _names_parameter(error: str, name: str) -> bool:

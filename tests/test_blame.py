@@ -10,7 +10,13 @@ from typing import Any, Literal
 from gbnf import Grammar, parses_in_llama_cpp
 
 from freyr_dspy.backends.llamacpp_grammar import schema_grammar
-from freyr_dspy.blame import blame_note, blamed_arguments, forbid_values
+from freyr_dspy.blame import (
+    blame_note,
+    blamed_arguments,
+    choose_from,
+    forbid_values,
+    listed_choices,
+)
 from freyr_dspy.roles.parameters import parameters_contract
 from freyr_dspy.tools import Tool
 
@@ -114,3 +120,77 @@ def test_the_note_names_the_blamed_parameters_without_their_values() -> None:
     note = blame_note({"enemy": "Gobbo", "room_from": ""})
     assert "enemy, room_from" in note and "Gobbo" not in note
     assert blame_note({}) == ""
+
+
+def test_the_note_offers_the_listed_values_of_a_blamed_parameter() -> None:
+    note = blame_note({"room_from": "Hal"}, {"room_from": ["Hall", "Cellar"], "other": ["x"]})
+    assert note.endswith("room_from is one of: Hall, Cellar.") and "other" not in note
+
+
+ROOM_ERROR = (
+    "add_corridor failed: Domain validation error: room_to_name 'Hall-Cellar' is not a room "
+    "of the level (that is a corridor); rooms: Hall, Cellar, Room 3.0."
+)
+
+
+def test_a_list_whose_label_names_the_parameters_kind_is_its_choices() -> None:
+    assert listed_choices(ROOM_ERROR, "room_to_name") == ["Hall", "Cellar", "Room 3.0"]
+    assert listed_choices(ROOM_ERROR, "roomFrom") == ["Hall", "Cellar", "Room 3.0"]
+    assert listed_choices("valid units: 'celsius', 'kelvin'", "units") == ["celsius", "kelvin"]
+    assert listed_choices("no enemy 'Bo' here; enemies there: Gobbo, Bats", "enemy") == [
+        "Gobbo",
+        "Bats",
+    ]
+
+
+def test_a_list_of_another_kind_or_an_empty_one_offers_nothing() -> None:
+    corridors = "no corridor between 'Hall' and 'Cellar'; corridors: Hall-Attic, Attic-Cellar."
+    assert listed_choices(corridors, "room_from_name") == []
+    assert listed_choices(ROOM_ERROR, "name") == []  # only words every parameter has
+    assert listed_choices(ROOM_ERROR, "corridor_length") == []
+    assert listed_choices("there is no enemy named 'Bo'; enemies there: none.", "enemy") == []
+    # a tool's snake_case name before "failed:" is no label: its words are not a list's kind
+    failed = "update_enemy_stats failed: there is no enemy named 'Bo' in Hall"
+    assert listed_choices(failed, "enemy_name") == []
+
+
+def test_of_several_lists_for_a_kind_the_last_is_taken() -> None:
+    error = "rooms before: Hall. Room 'Attic' is not a room; rooms now: Hall, Cellar"
+    assert listed_choices(error, "room") == ["Hall", "Cellar"]
+
+
+def test_the_listed_values_become_the_enum_of_a_text_and_narrow_an_enum() -> None:
+    schema = Tool.from_function(create_room).json_schema()
+    offered = choose_from(schema, {"room_from": ["Hall", "Cellar"], "direction": ["east", "up"]})
+    room_from = offered["properties"]["room_from"]
+    assert room_from["enum"] == ["Hall", "Cellar"] and room_from["type"] == "string"
+    assert offered["properties"]["direction"]["enum"] == ["east"]
+    assert offered["properties"]["name"] == schema["properties"]["name"]
+    assert "enum" not in schema["properties"]["room_from"]  # the input is not changed
+    # nothing left of an enum, or a property that is not text: left alone
+    assert choose_from(schema, {"direction": ["up"]}) == schema
+    number = {"type": "object", "properties": {"hp": {"type": "integer"}}}
+    assert choose_from(number, {"hp": ["5"]}) == number
+    optional = {"type": "object", "properties": {"memo": {"anyOf": [{"type": "string"}, {}]}}}
+    assert choose_from(optional, {"memo": ["a"]})["properties"]["memo"]["anyOf"][0] == {
+        "type": "string",
+        "enum": ["a"],
+    }
+
+
+def test_the_retry_grammar_takes_only_a_listed_value_not_yet_blamed() -> None:
+    tool = Tool.from_function(create_room)
+    contract = parameters_contract(
+        tool,
+        may_give_up=True,
+        forbidden={"room_from": ["Hall"]},
+        choices={"room_from": ["Hall", "Cellar", "Room 3.0"]},
+    )
+    grammar = schema_grammar(json.dumps(contract["arguments"]))
+    assert grammar is not None and parses_in_llama_cpp(grammar)
+    accepts = Grammar(grammar).accepts
+    for room in ("Cellar", "Room 3.0"):
+        assert accepts(f'{{"name": "Attic", "room_from": "{room}", "direction": "east"}}')
+    for room in ("Hall", "Cellar (2)", "Room 3", "Attic"):
+        assert not accepts(f'{{"name": "Attic", "room_from": "{room}", "direction": "east"}}')
+    assert accepts('{"give_up": "no such room"}')

@@ -1,8 +1,8 @@
-"""Blamed values (``Freyr(exclude_blamed=True)``) on the real embedded SmolLM2.
+"""Blamed values (``Freyr(exclude_blamed=True)``, ``choose_listed``) on the real SmolLM2.
 
 tests/test_blame.py checks the grammar text; here llama.cpp samples under it: a door that no
 side and key open must be tried with another side (an enum) and another key (a free text) on
-every attempt.
+every attempt; a room the error says does not exist is followed by one the error lists.
 """
 
 from __future__ import annotations
@@ -33,16 +33,17 @@ def enter_vault(side: Literal["north", "south", "east", "west"], key: str) -> st
     raise ValueError(f"the {side!r} door does not open with the key {key!r}")
 
 
-def attempts() -> list[tuple[str, ...]]:
-    """The (side, key) of each attempt, read back from the errors."""
-    program = FreyrProgram(
-        "todo",
-        strategy=Freyr(confirm=False, exclude_blamed=True),
-        toolbox=Toolbox([Tool.from_function(enter_vault)]),
-        max_retries=3,
-    )
+def greedy_program(tool: Tool, strategy: Freyr) -> FreyrProgram:
+    program = FreyrProgram("todo", strategy=strategy, toolbox=Toolbox([tool]), max_retries=3)
     greedy = RoleModel(model=MODEL, sampling=Sampling(temperature=0.0, seed=0))
     program.apply_assignment(dict.fromkeys(program.role_names, greedy))
+    return program
+
+
+def attempts() -> list[tuple[str, ...]]:
+    """The (side, key) of each attempt, read back from the errors."""
+    strategy = Freyr(confirm=False, exclude_blamed=True)
+    program = greedy_program(Tool.from_function(enter_vault), strategy)
     result = program(message="Enter the vault").result
     calls = [call for call in result.calls if call.tool == "enter_vault"]
     errors = [error for call in calls for error in call.errors]
@@ -62,3 +63,29 @@ def test_every_retry_tries_a_side_and_a_key_no_error_has_blamed_yet() -> None:
         excluded = [k for k in keys[:index] if len(k) <= LONGEST_EXCLUDED]
         assert key not in excluded, tried
     assert len(set(keys)) >= 2, tried
+
+
+def enter_room(room: str) -> str:
+    """Walk into a room of the castle.
+
+    Args:
+        room: the room to enter.
+    """
+    if room != "Pantry":
+        raise ValueError(f"room {room!r} is not a room of the castle; rooms: Attic, Pantry.")
+    return "You are in the Pantry."
+
+
+def test_after_an_unknown_room_every_retry_takes_a_room_the_error_listed() -> None:
+    strategy = Freyr(confirm=False, exclude_blamed=True, choose_listed=True)
+    program = greedy_program(Tool.from_function(enter_room), strategy)
+    result = program(message="Go into the kitchen").result
+    [call] = [call for call in result.calls if call.tool == "enter_room"]
+    tried = [found[1] for error in call.errors if (found := _ROOM.search(error))]
+    retried = tried[1:] + ([call.arguments["room"]] if call.outcome.ok else [])
+    assert call.outcome.ok or call.gave_up, (tried, call.outcome)
+    assert retried and set(retried) <= {"Attic", "Pantry"}, tried
+    assert len(set(retried)) == len(retried), tried  # Attic, refused, is not written again
+
+
+_ROOM = re.compile(r"room '([^']*)' is not a room")

@@ -542,6 +542,7 @@ def test_gated_holds_the_gate_and_exactly_its_inner_strategys_roles(
         Freyr(),
         Freyr(confirm=False),
         Freyr(exclude_blamed=True),
+        Freyr(exclude_blamed=True, choose_listed=True),
         Nlt(respond=False),
         Gated(inner="nlt", respond=False),
     ],
@@ -842,6 +843,49 @@ def test_a_retry_cannot_write_the_value_its_error_blamed(
     assert "with {'room': 'Hall'} failed:" in feedback  # the blamed side is not shown again
     assert "write a different value for side" in feedback
     assert "write a different value for room" in asked[1].inputs["feedback"]
+
+
+def open_door(room: str) -> str:
+    """Open the door of a room.
+
+    Args:
+        room: the room whose door to open.
+    """
+    if room not in ("Hall", "Cellar"):
+        raise ValueError(f"room {room!r} is not a room here; rooms: Hall, Cellar.")
+    return f"opened {room}"
+
+
+@pytest.mark.parametrize("choose_listed", [False, True])
+def test_a_retry_is_offered_the_values_its_error_listed(build: Build, choose_listed: bool) -> None:
+    from freyr_dspy.tools import Tool, Toolbox
+
+    written = iter(["Hal", "Cellar"])
+    engine = FunctionLM(
+        answers(
+            intent={"intents": ["open_door"]},
+            parameters=lambda call: {"arguments": {"room": next(written)}},
+            summary=SUMMARY,
+        ).answer,
+        structured_output=True,
+    )
+    program = build(
+        engine,
+        strategy=Freyr(choose_listed=choose_listed),
+        toolbox=Toolbox([Tool.from_function(open_door)]),
+    )
+    [call] = program(message="open the hall").result.calls
+    assert call.outcome.ok and call.attempts == 2
+    asked = [c for c in engine.calls if c.role == "parameters"]
+    formats = [c.config.response_format for c in asked]
+    schemas = [_arguments_schema(f.get("json_schema", f)["schema"]) for f in formats]
+    rooms = [schema["properties"]["room"] for schema in schemas]
+    feedback = asked[1].inputs["feedback"]
+    if not choose_listed:
+        assert "enum" not in rooms[1] and "one of" not in feedback
+        return
+    assert "enum" not in rooms[0] and rooms[1]["enum"] == ["Hall", "Cellar"]
+    assert "room is one of: Hall, Cellar." in feedback
 
 
 def _arguments_schema(schema: dict[str, Any]) -> dict[str, Any]:

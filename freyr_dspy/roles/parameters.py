@@ -13,7 +13,7 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.blame import forbid_values
+from freyr_dspy.blame import choose_from, forbid_values
 from freyr_dspy.contracts import Contract, JsonSchema
 from freyr_dspy.parsing import parse_arguments
 from freyr_dspy.roles.base import Role
@@ -76,16 +76,20 @@ def parameters_contract(
     *,
     may_give_up: bool = False,
     forbidden: Mapping[str, Sequence[Any]] | None = None,
+    choices: Mapping[str, Sequence[str]] | None = None,
 ) -> Contract:
     """The arguments of one call of ``tool``: its JSON schema, with ``$ref``s inlined.
 
     ``may_give_up`` (after a failed attempt, when the feedback offers it) also allows the
     opt-out object ``{"give_up": "<why>"}``. ``forbidden`` (parameter -> values an earlier
-    error blamed) is kept out of the schema where a grammar can enforce it (``forbid_values``).
+    error blamed) is kept out of the schema where a grammar can enforce it (``forbid_values``);
+    ``choices`` (parameter -> the values an error listed for it) become its enum
+    (``choose_from``), less any forbidden ones.
     """
     schema = tool.json_schema()
     # NOTE: the schema is nested under "arguments", so its "#/$defs/..." refs would dangle.
-    arguments: JsonSchema = forbid_values(inline_refs(schema, schema), forbidden or {})
+    offered = choose_from(inline_refs(schema, schema), choices or {})
+    arguments: JsonSchema = forbid_values(offered, forbidden or {})
     if may_give_up and GIVE_UP not in arguments.get("properties", {}):
         opt_out = {
             "type": "object",

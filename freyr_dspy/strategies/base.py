@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import dspy
 from dspy.utils.exceptions import LMError
 
-from freyr_dspy.blame import blame_note, blamed_arguments
+from freyr_dspy.blame import blame_note, blamed_arguments, listed_choices
 from freyr_dspy.errors import (
     BackendError,
     ConfigError,
@@ -238,6 +238,8 @@ class Run:
     refused_copies: set[tuple[str, str, str]] = field(default_factory=set)
     #: Keep the values an error blamed out of the retries of that call (``freyr_dspy.blame``).
     exclude_blamed: bool = False
+    #: Offer a blamed argument the values its error lists, as an enum (``freyr_dspy.blame``).
+    choose_listed: bool = False
 
     @property
     def max_retries(self) -> int:
@@ -377,6 +379,7 @@ class Run:
         parameter_names = {p.name for p in tool.parameters}
         feedback = "none"
         forbidden: dict[str, list[Any]] = {}  # parameter -> values an error blamed
+        choices: dict[str, list[str]] = {}  # parameter -> the values an error listed for it
         errors: list[str] = []
         arguments: dict[str, Any] = {}
         dropped: list[str] = []
@@ -389,7 +392,7 @@ class Run:
                 prediction = self.call_role(
                     "parameters",
                     contract=parameters_contract(
-                        shown, may_give_up=bool(errors), forbidden=forbidden
+                        shown, may_give_up=bool(errors), forbidden=forbidden, choices=choices
                     ),
                     conversation=self.conversation,
                     message=self.message,
@@ -415,10 +418,14 @@ class Run:
             errors.append(outcome.message)
             blamed = self.blamed_by(outcome.message, arguments) if refusal is None else {}
             for name, value in blamed.items():
-                forbidden.setdefault(name, []).append(value)
+                if self.exclude_blamed:
+                    forbidden.setdefault(name, []).append(value)
+                listed = listed_choices(outcome.message, name) if self.choose_listed else []
+                if listed:  # a later list replaces an earlier one: it describes the newer state
+                    choices[name] = listed
             kept = {name: value for name, value in arguments.items() if name not in blamed}
             shown_arguments = None if refusal is not None else kept
-            note = blame_note(blamed)
+            note = blame_note(blamed, choices)
             feedback = give_up_feedback(tool.name, shown_arguments, outcome.message, note)
         record = CallRecord(
             tool=tool.name,
@@ -433,11 +440,13 @@ class Run:
         return record
 
     def blamed_by(self, error: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """The arguments ``error`` blames (none without ``exclude_blamed``).
+        """The arguments ``error`` blames (none without ``exclude_blamed`` or ``choose_listed``).
 
-        They are left out of the feedback, and their values out of the next attempts' schema.
+        They are left out of the feedback; the next attempts' schema excludes their values
+        (``exclude_blamed``) or offers the values the error lists (``choose_listed``).
         """
-        return blamed_arguments(arguments, error) if self.exclude_blamed else {}
+        watching = self.exclude_blamed or self.choose_listed
+        return blamed_arguments(arguments, error) if watching else {}
 
     def call_until_exhausted(self, tool_names: list[str]) -> list[str]:
         """Call each tool in order with retries; stop at the first that exhausts them.

@@ -265,6 +265,9 @@ class Freyr(StrategyModule):
         exclude_blamed: a retry may not write again a value the last error blamed: the
             parameters' schema excludes it where a grammar can, the feedback asks for another
             (``freyr_dspy.blame``).
+        choose_listed: a retry of an argument an error blamed must take one of the values
+            that error lists for its kind (``rooms: Hall, Cellar``), when it lists any
+            (``freyr_dspy.blame``).
     """
 
     name = "freyr"
@@ -279,6 +282,7 @@ class Freyr(StrategyModule):
         calibrate: bool = False,
         replan: bool = False,
         exclude_blamed: bool = False,
+        choose_listed: bool = False,
     ) -> None:
         roles = ("intent", "confirm", "parameters", "summary", "chat")
         super().__init__(roles if confirm else tuple(r for r in roles if r != "confirm"))
@@ -286,6 +290,7 @@ class Freyr(StrategyModule):
         self.calibrates = calibrate
         self.replans = replan
         self.excludes_blamed = exclude_blamed
+        self.chooses_listed = choose_listed
 
     def config(self) -> dict[str, bool]:
         """The settings that differ from the defaults (``confirm: False``, others ``True``)."""
@@ -294,10 +299,12 @@ class Freyr(StrategyModule):
             "calibrate": self.calibrates,
             "replan": self.replans,
             "exclude_blamed": self.excludes_blamed,
+            "choose_listed": self.chooses_listed,
         }
         return config | {name: True for name, on in switched_on.items() if on}
 
     def run(self, run: Run) -> Result:
         """Run Algorithm 1 for one request."""
         run.exclude_blamed = self.excludes_blamed
+        run.choose_listed = self.chooses_listed
         return run_freyr(run, calibrate=self.calibrates, replan=self.replans)
