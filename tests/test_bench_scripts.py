@@ -82,3 +82,56 @@ def test_the_search_bench_compares_single_model_and_mixed_assignments(
     assert best["trial"] in [row["trial"] for row in summary["mixed_on_pareto_front"]]
     assert f"intent={fx.INTENT_PRO}" in best["models"]
     assert f"parameters={fx.PARAM_PRO}" in best["models"]
+
+
+def _eval_file(path: Path, label: str, successes: list[float], sampling: str = "seed=0") -> Path:
+    import json
+
+    config = {"benchmarks": ["b"], "mode": "bootstrap", "runs": 1, "sampling_specs": [sampling]}
+    records = [
+        {
+            "benchmark": "b",
+            "strategy": label,
+            "run": 0,
+            "episode": "e",
+            "step": f"s{i}",
+            "success": value,
+            "input_tokens": 100 * (i + 1),
+            "output_tokens": 10,
+            "seconds": 1.0,
+        }
+        for i, value in enumerate(successes)
+    ]
+    path.write_text(json.dumps({"config": config, "records": records}))
+    return path
+
+
+def test_contestants_of_separate_eval_files_are_paired_step_by_step(tmp_path: Path) -> None:
+    import json
+
+    compare = load_script("compare_eval_runs")
+    old = _eval_file(tmp_path / "old.json", "freyr", [1, 0, 0, 0, 1])
+    new = _eval_file(tmp_path / "new.json", "freyr+x", [1, 1, 1, 0, 0])
+    out = tmp_path / "cmp.json"
+    assert compare.main([str(old), str(new), "--out", str(out)]) == 0
+    summary = json.loads(out.read_text())
+    assert summary["contestants"]["freyr"]["steps_pct"] == 40.0
+    assert summary["contestants"]["freyr+x"]["steps_pct"] == 60.0
+    assert summary["contestants"]["freyr+x"]["input_tokens_mean"] == 300.0
+    [pair] = summary["pairs"]
+    assert (pair["a"], pair["b"], pair["pairs"], pair["a_won"], pair["b_won"]) == (
+        "freyr",
+        "freyr+x",
+        5,
+        1,
+        2,
+    )
+
+
+def test_files_measured_another_way_are_not_paired(tmp_path: Path, capsys: Any) -> None:
+    compare = load_script("compare_eval_runs")
+    old = _eval_file(tmp_path / "old.json", "freyr", [1, 0])
+    other_seed = _eval_file(tmp_path / "new.json", "freyr+x", [1, 1], sampling="seed=1")
+    assert compare.main([str(old), str(other_seed)]) == 2
+    assert "measured with another sampling_specs" in capsys.readouterr().err
+    assert compare.main([str(old), str(old)]) == 2  # the same steps of one contestant twice
