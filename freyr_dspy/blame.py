@@ -28,17 +28,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from freyr_dspy.tools.schema import map_subschemas
 
 __all__ = [
     "LONGEST_EXCLUDED",
+    "RetryLimits",
     "blame_note",
     "blamed_arguments",
     "choose_from",
     "forbid_values",
     "listed_choices",
+    "offered_choices",
 ]
 
 
@@ -95,33 +98,55 @@ def blame_note(
 def listed_choices(error: str, parameter: str) -> list[str]:
     """The values ``error`` lists for ``parameter``: a ``label: a, b, c`` list naming its kind.
 
-    The list's label must hold a word of the parameter's name (singular or plural), other
-    than the words every parameter has (``name``, ``from``, ``id``...): ``rooms: ...`` is a
-    list for ``room_to_name``, not for ``corridor_name``. Of several such lists the last is
-    taken (an error ends with the options); an empty one (``none``) offers nothing.
+    The parameter's kind is the last word of its name that is not a word every parameter has
+    (``name``, ``from``, ``id``...): ``room`` for ``room_to_name`` and ``target_room``. A
+    list is for the parameter when its label (up to three words before the colon) holds
+    that noun, singular or plural: ``rooms: ...`` is a list for ``room_to_name``, not for
+    ``corridor_name``. Of several such lists the last is taken (an error ends with the
+    options). Quoted items are taken as quoted (``choose from 'Hall', 'Cellar'``); others
+    are split on commas and ``or``/``and``. A list with an item that reads as an explanation
+    (``invalid date: must be YYYY-MM-DD``) offers nothing, and so does ``none``.
 
     >>> listed_choices("room_to_name 'Hal' is not a room; rooms: Hall, Cellar.", "room_to_name")
     ['Hall', 'Cellar']
     >>> listed_choices("no corridor 'Hall'; corridors: Hall-Cellar.", "room_to_name")
     []
     """
-    kinds = {_singular(word) for word in _words(parameter)} - _GENERIC_WORDS
+    kind = _kind(parameter)
+    if kind is None:
+        return []
     lists = [
         match["items"]
         for match in _LABELLED_LIST.finditer(error)
-        if kinds & {_singular(word) for word in _words(match["label"])}
+        if any(_same_noun(kind, word) for word in _words(match["label"]))
     ]
-    if not lists:
+    return _items(lists[-1]) if lists else []
+
+
+def offered_choices(schema: Any, listed: Sequence[str], refused: Sequence[Any]) -> list[str]:
+    """The ``listed`` values a property of schema ``schema`` can be made to choose from.
+
+    Refused values (the one the error blamed, those forbidden earlier) are not offered: an
+    enum of them alone would make the model write them again. An existing enum offers only
+    its listed members; a property that is not text offers nothing.
+    """
+    offered = [value for value in dict.fromkeys(listed) if value not in refused]
+    if not isinstance(schema, dict):
         return []
-    items = [item.strip().strip("'\"`") for item in lists[-1].split(",")]  # the last: the options
-    return [item for item in items if item and item.lower() not in _NO_ITEMS]
+    if isinstance(schema.get("enum"), list):
+        return [value for value in offered if value in schema["enum"]]
+    if schema.get("type") == "string":
+        return offered
+    branches = schema.get("anyOf") or schema.get("oneOf") or []
+    return next((found for b in branches if (found := offered_choices(b, offered, ()))), [])
 
 
 def choose_from(schema: dict[str, Any], choices: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """The object schema ``schema`` with each text property in ``choices`` made an enum of them.
 
     An existing enum keeps only the members chosen (unchanged if none would be left); a
-    property that is not text, or not in the schema, is left alone.
+    property that is not text, or not in the schema, is left alone (``offered_choices``
+    gives the values a property takes).
     """
     properties = schema.get("properties")
     if not isinstance(properties, dict) or not choices:
@@ -131,6 +156,38 @@ def choose_from(schema: dict[str, Any], choices: Mapping[str, Sequence[str]]) ->
         for name, sub in properties.items()
     }
     return {**schema, "properties": narrowed}
+
+
+@dataclass
+class RetryLimits:
+    """What the next attempts at one call may not write again, and what they must choose from.
+
+    ``forbidden``: parameter -> the values errors blamed (``forbid_values``), kept with
+    ``exclude_blamed``. ``choices``: parameter -> the values the last error listing them
+    offers, less those refused (``choose_from``), kept with ``choose_listed``. A later error
+    that lists nothing keeps the earlier list (the tool failed, so the state it described
+    has not changed), less the value blamed now.
+    """
+
+    exclude_blamed: bool = False
+    choose_listed: bool = False
+    forbidden: dict[str, list[Any]] = field(default_factory=dict)
+    choices: dict[str, list[str]] = field(default_factory=dict)
+
+    def record(self, error: str, blamed: Mapping[str, Any], properties: Mapping[str, Any]) -> None:
+        """Narrow the next attempts after ``error``, which blamed the arguments ``blamed``.
+
+        ``properties`` are the tool's parameter schemas, ``$ref``s inlined.
+        """
+        for name, value in blamed.items():
+            if self.exclude_blamed:
+                self.forbidden.setdefault(name, []).append(value)
+            if self.choose_listed:
+                listed = listed_choices(error, name) or self.choices.get(name, [])
+                refused = [value, *self.forbidden.get(name, [])]
+                self.choices[name] = offered_choices(properties.get(name), listed, refused)
+                if not self.choices[name]:
+                    del self.choices[name]
 
 
 #: ``label: item, item, item`` - the label up to three plain words (not a tool's
@@ -146,21 +203,46 @@ _GENERIC_WORDS = frozenset(
 )
 #: An item that says the list is empty.
 _NO_ITEMS = frozenset({"none", "nothing", "no", "empty", "n/a", "-"})
+#: Words that make an item an explanation rather than a value.
+_EXPLAINING_WORDS = frozenset(
+    {"is", "are", "was", "be", "must", "should", "cannot", "not", "expected", "invalid"}
+)
+_QUOTED_ITEM = re.compile(r"'([^']*)'|\"([^\"]*)\"|`([^`]*)`")
+
+
+def _kind(parameter: str) -> str | None:
+    nouns = [word for word in _words(parameter) if word not in _GENERIC_WORDS]
+    return nouns[-1] if nouns else None
+
+
+def _same_noun(noun: str, word: str) -> bool:
+    """Whether ``word`` is ``noun``, or either is the other's plural (room/rooms, enemy/enemies)."""
+    return noun in _forms(word) or word in _forms(noun)
+
+
+def _forms(word: str) -> set[str]:
+    forms = {word, word + "s", word + "es"}
+    if word.endswith("y"):
+        forms.add(word[:-1] + "ies")
+    return forms
+
+
+def _items(text: str) -> list[str]:
+    quoted = [next(part for part in found if part) for found in _QUOTED_ITEM.findall(text)]
+    if quoted:
+        items = quoted
+    else:
+        bare = text.strip("[](){} ")  # a list in brackets: "(rooms: Hall, Cellar)"
+        items = [item.strip() for item in re.split(r",|\s+(?:or|and)\s+", bare)]
+        explains = any(_EXPLAINING_WORDS & set(_words(item)) for item in items)
+        if explains or any(char in bare for char in ":()"):
+            return []
+    return [item for item in items if item and item.lower() not in _NO_ITEMS]
 
 
 def _words(text: str) -> list[str]:
     spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)  # camelCase -> camel Case
     return [word for word in re.split(r"[^A-Za-z]+", spaced.lower()) if word]
-
-
-def _singular(word: str) -> str:
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("ses", "xes", "ches", "shes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        return word[:-1]
-    return word
 
 
 def _one_of(schema: Any, values: list[str]) -> Any:

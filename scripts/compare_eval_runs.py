@@ -2,11 +2,12 @@
 
 A new strategy switch is often measured after its baseline: rather than re-running the
 baseline, run only the new contestant with the same benchmark, model, sampling and runs, and
-pair its steps with the stored ones. A pair is the same step of the same episode in the same
-run (as in ``freyr eval``'s own report); the files must agree on everything but the
-contestants, or the pairs would compare two set-ups. Prefix caching and thread timing can
-still make a contestant's samples differ between processes, so a paired re-run is a weaker
-control than one run: say which it is when reporting.
+pair its steps with the stored ones. A pair is the same step of the same episode in the
+same run, and a step an episode never reached counts as failed, as in ``freyr eval``'s own
+report. The files must agree on everything but the contestants, or the pairs would compare
+two set-ups; an eval file does not record the commit it ran on, so check that yourself.
+Prefix caching and thread timing can still make a contestant's samples differ between
+processes, so a paired re-run is a weaker control than one run: say which it is.
 
     python scripts/compare_eval_runs.py runs/llmaker_15b_blame.json runs/llmaker_15b_listed.json \
         --out scripts/results/llmaker_15b_choose_listed.json
@@ -20,6 +21,7 @@ import json
 import statistics
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,58 +39,87 @@ SAME_SETUP = (
     "default_model",
     "model_specs",
     "sampling_specs",
+    "api_base",
     "program_files",
     "extra",
 )
 
 StepKey = tuple[str, int, str, str]  # (benchmark, run, episode, step)
+Record = dict[str, Any]  # one step record of an eval --out file
 
 
 class MismatchError(ValueError):
     """The files were not measured under the same set-up."""
 
 
-def load_records(paths: Sequence[Path]) -> tuple[dict[str, Any], dict[str, dict[StepKey, dict]]]:
-    """The shared set-up of the files and, per contestant, its record of every step."""
+@dataclass
+class Contestant:
+    """One contestant's planned steps and the records of those it reached."""
+
+    planned: set[StepKey] = field(default_factory=set)
+    records: dict[StepKey, Record] = field(default_factory=dict)
+
+    def success(self, key: StepKey) -> float:
+        """A step's success; 0 for a step its episode never reached (as ``freyr eval`` counts)."""
+        record = self.records.get(key)
+        return float(record["success"]) if record else 0.0
+
+
+def load_contestants(paths: Sequence[Path]) -> tuple[dict[str, Any], dict[str, Contestant]]:
+    """The shared set-up of the files and their contestants."""
     setup: dict[str, Any] | None = None
-    by_contestant: dict[str, dict[StepKey, dict]] = {}
+    contestants: dict[str, Contestant] = {}
     for path in paths:
         report = json.loads(path.read_text(encoding="utf-8"))
         this = {key: report["config"].get(key) for key in SAME_SETUP}
-        if setup is None:
-            setup = this
+        setup = this if setup is None else setup
         differing = [key for key in SAME_SETUP if this[key] != setup[key]]
         if differing:
             raise MismatchError(f"{path}: measured with another {', '.join(differing)}")
+        labels_here = {r["strategy"] for r in report["records"]} | set(_planned(report))
+        if labels_here & set(contestants):
+            raise MismatchError(f"{path}: {sorted(labels_here & set(contestants))} in two files")
+        for label, keys in _planned(report).items():
+            contestants.setdefault(label, Contestant()).planned |= keys
         for record in report["records"]:
-            label = record["strategy"]
             key = (record["benchmark"], record["run"], record["episode"], record["step"])
-            if key in by_contestant.get(label, {}):
-                raise MismatchError(f"{path}: {label} measured {key} in an earlier file too")
-            by_contestant.setdefault(label, {})[key] = record
-    return setup or {}, by_contestant
+            contestant = contestants.setdefault(record["strategy"], Contestant())
+            contestant.records[key] = record
+            contestant.planned.add(key)
+    return setup or {}, contestants
 
 
-def contestant_row(records: dict[StepKey, dict]) -> dict[str, Any]:
-    """Steps %, tokens and seconds of one contestant over its steps."""
-    rows = list(records.values())
+def _planned(report: dict[str, Any]) -> dict[str, set[StepKey]]:
+    """Per contestant, every step the report planned, reached or not."""
+    runs = range(int(report["config"].get("runs") or 1))
+    planned: dict[str, set[StepKey]] = {}
+    for benchmark, summary in report.get("benchmarks", {}).items():
+        for step in summary.get("steps", []):
+            keys = {(benchmark, run, step["episode"], step["step"]) for run in runs}
+            planned.setdefault(step["strategy"], set()).update(keys)
+    return planned
+
+
+def contestant_row(contestant: Contestant) -> dict[str, Any]:
+    """Steps % over the planned steps; tokens and seconds over the steps reached."""
+    reached = list(contestant.records.values())
     return {
-        "steps": len(rows),
-        "steps_pct": 100 * statistics.fmean(r["success"] >= 1 for r in rows),
-        "input_tokens_mean": statistics.fmean(r["input_tokens"] for r in rows),
-        "output_tokens_mean": statistics.fmean(r["output_tokens"] for r in rows),
-        "seconds_median": statistics.median(r["seconds"] for r in rows),
+        "steps": len(contestant.planned),
+        "reached": len(reached),
+        "steps_pct": 100 * statistics.fmean(map(contestant.success, contestant.planned)),
+        "input_tokens_mean": statistics.fmean(r["input_tokens"] for r in reached),
+        "output_tokens_mean": statistics.fmean(r["output_tokens"] for r in reached),
+        "seconds_median": statistics.median(r["seconds"] for r in reached),
     }
 
 
-def pair_rows(by_contestant: dict[str, dict[StepKey, dict]]) -> list[dict[str, Any]]:
-    """Every contestant pair: steps each completed alone, sign and Wilcoxon tests."""
-    pairs = list(itertools.combinations(sorted(by_contestant), 2))
+def pair_rows(contestants: dict[str, Contestant]) -> list[dict[str, Any]]:
+    """Every contestant pair: steps each did better, sign and Wilcoxon tests."""
     rows = []
-    for a, b in pairs:
-        shared = sorted(set(by_contestant[a]) & set(by_contestant[b]))
-        success_a = [float(by_contestant[a][k]["success"]) for k in shared]
-        success_b = [float(by_contestant[b][k]["success"]) for k in shared]
+    for a, b in itertools.combinations(sorted(contestants), 2):
+        shared = sorted(contestants[a].planned & contestants[b].planned)
+        success_a = [contestants[a].success(key) for key in shared]
+        success_b = [contestants[b].success(key) for key in shared]
         won = sum(x > y for x, y in zip(success_a, success_b, strict=True))
         lost = sum(x < y for x, y in zip(success_a, success_b, strict=True))
         rows.append(
@@ -137,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="where to write the comparison as JSON")
     args = parser.parse_args(argv)
     try:
-        setup, by_contestant = load_records(args.reports)
+        setup, by_contestant = load_contestants(args.reports)
     except (MismatchError, OSError, KeyError, json.JSONDecodeError) as error:
         print(f"compare_eval_runs: {error}", file=sys.stderr)
         return 2
@@ -147,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out:
         summary = {
             "files": [path.name for path in args.reports],
-            "code": code_version(),
+            "compared_on": code_version(),  # the files do not record the commit they ran
             "setup": setup,
             "contestants": contestants,
             "pairs": pairs,

@@ -19,6 +19,7 @@ def load_script(name: str) -> ModuleType:
         spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # a dataclass looks its module up there
         spec.loader.exec_module(module)
         return module
     finally:
@@ -84,10 +85,14 @@ def test_the_search_bench_compares_single_model_and_mixed_assignments(
     assert f"parameters={fx.PARAM_PRO}" in best["models"]
 
 
-def _eval_file(path: Path, label: str, successes: list[float], sampling: str = "seed=0") -> Path:
+def _eval_file(
+    path: Path, label: str, successes: list[float | None], sampling: str = "seed=0"
+) -> Path:
+    """An eval --out file of one run; a success of None is a step its episode never reached."""
     import json
 
     config = {"benchmarks": ["b"], "mode": "bootstrap", "runs": 1, "sampling_specs": [sampling]}
+    steps = [{"strategy": label, "episode": "e", "step": f"s{i}"} for i in range(len(successes))]
     records = [
         {
             "benchmark": "b",
@@ -101,8 +106,10 @@ def _eval_file(path: Path, label: str, successes: list[float], sampling: str = "
             "seconds": 1.0,
         }
         for i, value in enumerate(successes)
+        if value is not None
     ]
-    path.write_text(json.dumps({"config": config, "records": records}))
+    report = {"config": config, "benchmarks": {"b": {"steps": steps}}, "records": records}
+    path.write_text(json.dumps(report))
     return path
 
 
@@ -135,3 +142,19 @@ def test_files_measured_another_way_are_not_paired(tmp_path: Path, capsys: Any) 
     assert compare.main([str(old), str(other_seed)]) == 2
     assert "measured with another sampling_specs" in capsys.readouterr().err
     assert compare.main([str(old), str(old)]) == 2  # the same steps of one contestant twice
+
+
+def test_a_step_a_contestant_never_reached_counts_as_failed(tmp_path: Path) -> None:
+    import json
+
+    compare = load_script("compare_eval_runs")
+    stopped = _eval_file(tmp_path / "old.json", "freyr", [1, 0, None, None])
+    went_on = _eval_file(tmp_path / "new.json", "freyr+x", [1, 0, 1, 0])
+    out = tmp_path / "cmp.json"
+    assert compare.main([str(stopped), str(went_on), "--out", str(out)]) == 0
+    summary = json.loads(out.read_text())
+    freyr = summary["contestants"]["freyr"]
+    assert (freyr["steps"], freyr["reached"], freyr["steps_pct"]) == (4, 2, 25.0)
+    assert freyr["input_tokens_mean"] == 150.0  # tokens of the steps it ran
+    [pair] = summary["pairs"]
+    assert (pair["pairs"], pair["a_won"], pair["b_won"]) == (4, 0, 1)

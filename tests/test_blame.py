@@ -11,11 +11,13 @@ from gbnf import Grammar, parses_in_llama_cpp
 
 from freyr_dspy.backends.llamacpp_grammar import schema_grammar
 from freyr_dspy.blame import (
+    RetryLimits,
     blame_note,
     blamed_arguments,
     choose_from,
     forbid_values,
     listed_choices,
+    offered_choices,
 )
 from freyr_dspy.roles.parameters import parameters_contract
 from freyr_dspy.tools import Tool
@@ -122,7 +124,7 @@ def test_the_note_names_the_blamed_parameters_without_their_values() -> None:
     assert blame_note({}) == ""
 
 
-def test_the_note_offers_the_listed_values_of_a_blamed_parameter() -> None:
+def test_the_note_offers_the_values_a_blamed_parameter_is_given() -> None:
     note = blame_note({"room_from": "Hal"}, {"room_from": ["Hall", "Cellar"], "other": ["x"]})
     assert note.endswith("room_from is one of: Hall, Cellar.") and "other" not in note
 
@@ -136,19 +138,33 @@ ROOM_ERROR = (
 def test_a_list_whose_label_names_the_parameters_kind_is_its_choices() -> None:
     assert listed_choices(ROOM_ERROR, "room_to_name") == ["Hall", "Cellar", "Room 3.0"]
     assert listed_choices(ROOM_ERROR, "roomFrom") == ["Hall", "Cellar", "Room 3.0"]
-    assert listed_choices("valid units: 'celsius', 'kelvin'", "units") == ["celsius", "kelvin"]
+    assert listed_choices(ROOM_ERROR, "target_room") == ["Hall", "Cellar", "Room 3.0"]
+    assert listed_choices("valid units: 'celsius', 'kelvin'", "unit") == ["celsius", "kelvin"]
     assert listed_choices("no enemy 'Bo' here; enemies there: Gobbo, Bats", "enemy") == [
         "Gobbo",
         "Bats",
     ]
+    for noun, plural in (("status", "statuses"), ("house", "houses"), ("movie", "movies")):
+        assert listed_choices(f"{plural}: a, b", noun) == ["a", "b"], noun
 
 
-def test_a_list_of_another_kind_or_an_empty_one_offers_nothing() -> None:
+def test_lists_are_read_in_the_forms_errors_write_them() -> None:
+    assert listed_choices("rooms: ['Hall', 'Cellar']", "room") == ["Hall", "Cellar"]
+    assert listed_choices("no such room (rooms: Hall, Cellar)", "room") == ["Hall", "Cellar"]
+    assert listed_choices("rooms: Hall or Cellar", "room") == ["Hall", "Cellar"]
+    argparse = "argument room: invalid choice: 'x' (choose from 'Hall', 'Cellar')"
+    assert listed_choices(argparse, "room") == ["x", "Hall", "Cellar"]  # 'x', blamed, is refused
+
+
+def test_a_list_of_another_kind_an_explanation_or_an_empty_list_offers_nothing() -> None:
     corridors = "no corridor between 'Hall' and 'Cellar'; corridors: Hall-Attic, Attic-Cellar."
     assert listed_choices(corridors, "room_from_name") == []
     assert listed_choices(ROOM_ERROR, "name") == []  # only words every parameter has
     assert listed_choices(ROOM_ERROR, "corridor_length") == []
+    assert listed_choices("target enemies: Gobbo", "target_room") == []  # its kind is room
     assert listed_choices("there is no enemy named 'Bo'; enemies there: none.", "enemy") == []
+    assert listed_choices("invalid date: must be YYYY-MM-DD", "date") == []
+    assert listed_choices("Room: value is not a valid room", "room") == []
     # a tool's snake_case name before "failed:" is no label: its words are not a list's kind
     failed = "update_enemy_stats failed: there is no enemy named 'Bo' in Hall"
     assert listed_choices(failed, "enemy_name") == []
@@ -157,6 +173,39 @@ def test_a_list_of_another_kind_or_an_empty_one_offers_nothing() -> None:
 def test_of_several_lists_for_a_kind_the_last_is_taken() -> None:
     error = "rooms before: Hall. Room 'Attic' is not a room; rooms now: Hall, Cellar"
     assert listed_choices(error, "room") == ["Hall", "Cellar"]
+
+
+def test_a_refused_value_is_never_offered_and_an_enum_offers_its_members_only() -> None:
+    text = {"type": "string"}
+    assert offered_choices(text, ["Attic", "Hall", "Hall"], refused=["Attic"]) == ["Hall"]
+    assert offered_choices(text, ["Attic"], refused=["Attic"]) == []
+    assert offered_choices({"enum": ["a", "b"]}, ["b", "c"], refused=[]) == ["b"]
+    assert offered_choices({"enum": ["a"]}, ["c"], refused=[]) == []
+    assert offered_choices({"type": "integer"}, ["1"], refused=[]) == []
+    nullable = {"anyOf": [{"type": "null"}, {"type": "string"}]}
+    assert offered_choices(nullable, ["a"], refused=[]) == ["a"]
+    assert offered_choices(None, ["a"], refused=[]) == []  # a parameter the tool lacks
+
+
+def test_retry_limits_keep_a_list_until_another_replaces_it_less_each_blamed_value() -> None:
+    properties = Tool.from_function(create_room).json_schema()["properties"]
+    limits = RetryLimits(exclude_blamed=True, choose_listed=True)
+    limits.record(ROOM_ERROR, {"room_from": "Hall-Cellar"}, properties)
+    assert limits.choices == {"room_from": ["Hall", "Cellar", "Room 3.0"]}
+    limits.record("the door of 'Hall' is locked", {"room_from": "Hall"}, properties)
+    assert limits.choices == {"room_from": ["Cellar", "Room 3.0"]}  # the list is kept, less Hall
+    assert limits.forbidden == {"room_from": ["Hall-Cellar", "Hall"]}
+    limits.record("room_from 'X' is unknown; rooms: Hall, Attic", {"room_from": "X"}, properties)
+    assert limits.choices == {"room_from": ["Attic"]}  # a new list; Hall stays refused
+    limits.record("room_from 'Attic' is unknown; rooms: Attic", {"room_from": "Attic"}, properties)
+    assert limits.choices == {}  # nothing left to offer: the parameter is free again
+    # "Unknown room: 'Attic'" reads as a list of the blamed value: it is not forced back
+    alone = RetryLimits(choose_listed=True)
+    alone.record("Unknown room_from: 'Attic'", {"room_from": "Attic"}, properties)
+    assert alone.choices == {} and alone.forbidden == {}
+    # an enum parameter is offered only listed members it has
+    alone.record("direction 'up' is wrong; directions: east, down", {"direction": "up"}, properties)
+    assert alone.choices == {"direction": ["east"]}
 
 
 def test_the_listed_values_become_the_enum_of_a_text_and_narrow_an_enum() -> None:
@@ -171,11 +220,12 @@ def test_the_listed_values_become_the_enum_of_a_text_and_narrow_an_enum() -> Non
     assert choose_from(schema, {"direction": ["up"]}) == schema
     number = {"type": "object", "properties": {"hp": {"type": "integer"}}}
     assert choose_from(number, {"hp": ["5"]}) == number
-    optional = {"type": "object", "properties": {"memo": {"anyOf": [{"type": "string"}, {}]}}}
-    assert choose_from(optional, {"memo": ["a"]})["properties"]["memo"]["anyOf"][0] == {
-        "type": "string",
-        "enum": ["a"],
-    }
+    nullable = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    optional = {"type": "object", "properties": {"memo": nullable}}
+    assert choose_from(optional, {"memo": ["a"]})["properties"]["memo"]["anyOf"] == [
+        {"type": "string", "enum": ["a"]},
+        {"type": "null"},
+    ]
 
 
 def test_the_retry_grammar_takes_only_a_listed_value_not_yet_blamed() -> None:

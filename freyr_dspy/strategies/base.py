@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import dspy
 from dspy.utils.exceptions import LMError
 
-from freyr_dspy.blame import blame_note, blamed_arguments, listed_choices
+from freyr_dspy.blame import RetryLimits, blame_note, blamed_arguments
 from freyr_dspy.errors import (
     BackendError,
     ConfigError,
@@ -378,8 +378,8 @@ class Run:
         shown = tool  # the tool as the parameters role sees it
         parameter_names = {p.name for p in tool.parameters}
         feedback = "none"
-        forbidden: dict[str, list[Any]] = {}  # parameter -> values an error blamed
-        choices: dict[str, list[str]] = {}  # parameter -> the values an error listed for it
+        limits = RetryLimits(self.exclude_blamed, self.choose_listed)
+        properties = parameters_contract(tool)["arguments"].get("properties", {})
         errors: list[str] = []
         arguments: dict[str, Any] = {}
         dropped: list[str] = []
@@ -392,7 +392,10 @@ class Run:
                 prediction = self.call_role(
                     "parameters",
                     contract=parameters_contract(
-                        shown, may_give_up=bool(errors), forbidden=forbidden, choices=choices
+                        shown,
+                        may_give_up=bool(errors),
+                        forbidden=limits.forbidden,
+                        choices=limits.choices,
                     ),
                     conversation=self.conversation,
                     message=self.message,
@@ -417,15 +420,10 @@ class Run:
                 break
             errors.append(outcome.message)
             blamed = self.blamed_by(outcome.message, arguments) if refusal is None else {}
-            for name, value in blamed.items():
-                if self.exclude_blamed:
-                    forbidden.setdefault(name, []).append(value)
-                listed = listed_choices(outcome.message, name) if self.choose_listed else []
-                if listed:  # a later list replaces an earlier one: it describes the newer state
-                    choices[name] = listed
+            limits.record(outcome.message, blamed, properties)
             kept = {name: value for name, value in arguments.items() if name not in blamed}
             shown_arguments = None if refusal is not None else kept
-            note = blame_note(blamed, choices)
+            note = blame_note(blamed, limits.choices)
             feedback = give_up_feedback(tool.name, shown_arguments, outcome.message, note)
         record = CallRecord(
             tool=tool.name,
