@@ -7,7 +7,8 @@ on all four attempts; the commonest, ``room_from should be provided (it is empty
 is wasted.
 
 An argument is *blamed* when the error names its parameter as a word (``room_from should be
-provided``) or quotes the value the model wrote (``there is no enemy named 'Gobbo'``).
+provided``) or, when it names none, quotes the value the model wrote (``there is no enemy
+named 'Gobbo'``).
 ``forbid_values`` then narrows the parameter's schema so that the llama.cpp grammar cannot
 write the value again: a blamed enum member leaves the enum, a blamed empty text gets
 ``minLength: 1``, and other blamed texts are excluded by a regex ``pattern`` built from them.
@@ -46,18 +47,21 @@ __all__ = [
 
 
 def blamed_arguments(arguments: Mapping[str, Any], error: str) -> dict[str, Any]:
-    """The arguments ``error`` blames: its parameter named as a word, or its text quoted.
+    """The arguments ``error`` blames: its parameters named as words, else its texts quoted.
+
+    A named parameter is the error's subject, and a value quoted beside it is context:
+    ``cell_index must be between 1 and 2 for corridor 'Hall-Cellar'`` blames ``cell_index``,
+    not the corridor the model named rightly (blaming it pushed the 1.5B off a right value).
 
     >>> blamed_arguments({"room_from": "", "name": "Hall"}, "room_from should be provided")
     {'room_from': ''}
     >>> blamed_arguments({"enemy": "Gobbo", "room": "Hall"}, "no enemy named 'Gobbo' in Hall")
     {'enemy': 'Gobbo'}
     """
-    return {
-        name: value
-        for name, value in arguments.items()
-        if _names_parameter(error, name) or _quotes_value(error, value)
-    }
+    named = {name: value for name, value in arguments.items() if _names_parameter(error, name)}
+    if named:
+        return named
+    return {name: value for name, value in arguments.items() if _quotes_value(error, value)}
 
 
 def forbid_values(schema: dict[str, Any], forbidden: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
@@ -95,14 +99,16 @@ def blame_note(
     return note
 
 
-def listed_choices(error: str, parameter: str) -> list[str]:
+def listed_choices(error: str, parameter: str, written: Any = None) -> list[str]:
     """The values ``error`` lists for ``parameter``: a ``label: a, b, c`` list naming its kind.
 
     The parameter's kind is the last word of its name that is not a word every parameter has
     (``name``, ``from``, ``id``...): ``room`` for ``room_to_name`` and ``target_room``. A
     list is for the parameter when its label (up to three words before the colon) holds
     that noun, singular or plural: ``rooms: ...`` is a list for ``room_to_name``, not for
-    ``corridor_name``. Of several such lists the last is taken (an error ends with the
+    ``corridor_name``. The noun the error puts before the quoted ``written`` value is a kind
+    too (``no enemy named 'Bo'``: ``enemy``, for a ``reference_name`` that has none of its
+    own). Of several such lists the last is taken (an error ends with the
     options). Quoted items are taken as quoted (``choose from 'Hall', 'Cellar'``); others
     are split on commas and ``or``/``and``. A list with an item that reads as an explanation
     (``invalid date: must be YYYY-MM-DD``) offers nothing, and so does ``none``.
@@ -112,13 +118,11 @@ def listed_choices(error: str, parameter: str) -> list[str]:
     >>> listed_choices("no corridor 'Hall'; corridors: Hall-Cellar.", "room_to_name")
     []
     """
-    kind = _kind(parameter)
-    if kind is None:
-        return []
+    kinds = {kind for kind in (_kind(parameter), _noun_before(error, written)) if kind}
     lists = [
         match["items"]
         for match in _LABELLED_LIST.finditer(error)
-        if any(_same_noun(kind, word) for word in _words(match["label"]))
+        if any(_same_noun(kind, word) for kind in kinds for word in _words(match["label"]))
     ]
     return _items(lists[-1]) if lists else []
 
@@ -183,7 +187,7 @@ class RetryLimits:
             if self.exclude_blamed:
                 self.forbidden.setdefault(name, []).append(value)
             if self.choose_listed:
-                listed = listed_choices(error, name) or self.choices.get(name, [])
+                listed = listed_choices(error, name, value) or self.choices.get(name, [])
                 refused = [value, *self.forbidden.get(name, [])]
                 self.choices[name] = offered_choices(properties.get(name), listed, refused)
                 if not self.choices[name]:
@@ -213,6 +217,23 @@ _QUOTED_ITEM = re.compile(r"'([^']*)'|\"([^\"]*)\"|`([^`]*)`")
 def _kind(parameter: str) -> str | None:
     nouns = [word for word in _words(parameter) if word not in _GENERIC_WORDS]
     return nouns[-1] if nouns else None
+
+
+#: Words between a kind and its quoted value: "no enemy named 'Bo'", "the room called 'X'".
+_LINKING_WORDS = frozenset({"named", "called", "titled", "a", "an", "the", "no", "any"})
+
+
+def _noun_before(error: str, written: Any) -> str | None:
+    """The noun an error puts before the quoted ``written`` value, if it quotes it."""
+    if not isinstance(written, str) or not written.strip():
+        return None
+    for open_, close in _QUOTES:
+        at = error.find(f"{open_}{written}{close}")
+        if at >= 0:
+            before = _words(error[:at])[-3:]
+            nouns = [w for w in before if w not in _LINKING_WORDS | _GENERIC_WORDS]
+            return nouns[-1] if nouns else None
+    return None
 
 
 def _same_noun(noun: str, word: str) -> bool:

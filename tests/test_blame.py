@@ -52,6 +52,13 @@ def test_a_quoted_value_is_blamed_but_an_unquoted_one_is_not() -> None:
     assert blamed_arguments(arguments, "“Swamp Room” is a room") == {"room": "Swamp Room"}
 
 
+def test_a_named_parameter_is_blamed_and_a_value_quoted_beside_it_is_not() -> None:
+    arguments = {"room_name": "Hall-Cellar", "cell_index": 0}
+    error = "cell_index must be between 1 and 2 for corridor 'Hall-Cellar'; got 0."
+    assert blamed_arguments(arguments, error) == {"cell_index": 0}
+    assert blamed_arguments(arguments, "no corridor 'Hall-Cellar'") == {"room_name": "Hall-Cellar"}
+
+
 def test_an_empty_value_is_never_blamed_by_quotes() -> None:
     assert blamed_arguments({"title": ""}, "a name '' is not allowed") == {}
 
@@ -168,6 +175,13 @@ def test_a_list_of_another_kind_an_explanation_or_an_empty_list_offers_nothing()
     # a tool's snake_case name before "failed:" is no label: its words are not a list's kind
     failed = "update_enemy_stats failed: there is no enemy named 'Bo' in Hall"
     assert listed_choices(failed, "enemy_name") == []
+
+
+def test_the_noun_an_error_puts_before_the_value_is_a_kind_too() -> None:
+    error = "there is no enemy named 'Bo' in Hall; enemies there: Gobbo, Bats."
+    assert listed_choices(error, "reference_name", "Bo") == ["Gobbo", "Bats"]
+    assert listed_choices(error, "reference_name") == []  # no kind of its own, nothing quoted
+    assert listed_choices(error, "reference_name", "Hall") == []  # not quoted: no noun
 
 
 def test_of_several_lists_for_a_kind_the_last_is_taken() -> None:
