@@ -6,9 +6,9 @@ on all four attempts; the commonest, ``room_from should be provided (it is empty
 151 times. The tools are deterministic, so an attempt that repeats the value an error blamed
 is wasted.
 
-An argument is *blamed* when the error names its parameter as a word (``room_from should be
-provided``) or, when it names none, quotes the value the model wrote (``there is no enemy
-named 'Gobbo'``).
+An argument is *blamed* when the error names its parameter as a word, or its plural
+(``room_from should be provided``, ``free directions of Hall: north, east``), or, when it
+names none, quotes the value the model wrote (``there is no enemy named 'Gobbo'``).
 ``forbid_values`` then narrows the parameter's schema so that the llama.cpp grammar cannot
 write the value again: a blamed enum member leaves the enum, a blamed empty text gets
 ``minLength: 1``, and other blamed texts are excluded by a regex ``pattern`` built from them.
@@ -194,11 +194,11 @@ class RetryLimits:
                     del self.choices[name]
 
 
-#: ``label: item, item, item`` - the label up to three plain words (not a tool's
-#: ``snake_case`` name before ``failed:``), the items up to ``;``, a newline, or a full stop
-#: that ends the sentence (``Room 3.0`` is one item).
+#: ``label: item, item, item`` - the label up to five plain words or numbers (``free
+#: directions of Room 2``; not a tool's ``snake_case`` name before ``failed:``), the items up to
+#: ``;``, a newline, or a full stop that ends the sentence (``Room 3.0`` is one item).
 _LABELLED_LIST = re.compile(
-    r"(?P<label>\b[A-Za-z]+(?: [A-Za-z]+){0,2}):[ \t]+"
+    r"(?P<label>\b[A-Za-z]+(?: [A-Za-z0-9]+){0,4}):[ \t]+"
     r"(?P<items>[^;\n]+?)[ \t]*(?=;|\n|\.(?:\s|$)|$)"
 )
 #: Words of a parameter's name that say nothing of which values it takes.
@@ -281,7 +281,11 @@ def _one_of(schema: Any, values: list[str]) -> Any:
 
 
 def _names_parameter(error: str, name: str) -> bool:
-    return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", error) is not None
+    """Whether ``error`` writes ``name`` as a word, or its plural (``free directions: ...``)."""
+    return any(
+        re.search(rf"(?<![\w]){re.escape(form)}(?![\w])", error) is not None
+        for form in _forms(name)
+    )
 
 
 def _quotes_value(error: str, value: Any) -> bool:

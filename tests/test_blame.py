@@ -59,6 +59,13 @@ def test_a_named_parameter_is_blamed_and_a_value_quoted_beside_it_is_not() -> No
     assert blamed_arguments(arguments, "no corridor 'Hall-Cellar'") == {"room_name": "Hall-Cellar"}
 
 
+def test_a_parameter_named_in_the_plural_is_blamed() -> None:
+    arguments = {"room_from": "Hall", "direction": "south"}
+    error = "there already exists a room south of Hall (Attic); free directions of Hall 2: north."
+    assert blamed_arguments(arguments, error) == {"direction": "south"}
+    assert listed_choices(error, "direction") == ["north"]  # a label with a number in it
+
+
 def test_an_empty_value_is_never_blamed_by_quotes() -> None:
     assert blamed_arguments({"title": ""}, "a name '' is not allowed") == {}
 
