@@ -30,7 +30,7 @@ def enter_vault(side: Literal["north", "south", "east", "west"], key: str) -> st
         side: the door to use.
         key: the name of the key that opens it.
     """
-    raise ValueError(f"the {side!r} door does not open with the key {key!r}")
+    raise ValueError(f"the {side!r} side does not open with the key {key!r}")  # blames both
 
 
 def greedy_program(tool: Tool, strategy: Freyr) -> FreyrProgram:
@@ -50,7 +50,7 @@ def attempts() -> list[tuple[str, ...]]:
     return [found.groups() for error in errors if (found := _DOOR.search(error))]
 
 
-_DOOR = re.compile(r"the '(\w+)' door does not open with the key '([^']*)'")
+_DOOR = re.compile(r"the '(\w+)' side does not open with the key '([^']*)'")
 
 
 def test_every_retry_tries_a_side_and_a_key_no_error_has_blamed_yet() -> None:
