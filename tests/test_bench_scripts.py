@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+import pytest
 
 from freyr_dspy.testing import unregister_fake
 
@@ -158,3 +161,41 @@ def test_a_step_a_contestant_never_reached_counts_as_failed(tmp_path: Path) -> N
     assert freyr["input_tokens_mean"] == 150.0  # tokens of the steps it ran
     [pair] = summary["pairs"]
     assert (pair["pairs"], pair["a_won"], pair["b_won"]) == (4, 0, 1)
+
+
+def _call(errors: list[str], ok: bool, attempts: int = 4) -> dict[str, Any]:
+    return {"tool": "create_room", "attempts": attempts, "errors": errors, "outcome": {"ok": ok}}
+
+
+def test_retry_stats_tell_repaired_calls_from_calls_that_repeated_one_error(
+    tmp_path: Path,
+) -> None:
+    stats_script = load_script("retry_stats")
+    same = ["room_from should be provided"] * 4
+    records = [
+        {"strategy": "freyr", "calls": [_call([], True), _call(same, False)]},
+        {"strategy": "freyr", "calls": [_call(["unknown room 'Attic'"], True)]},
+        {"strategy": "freyr+exclude_blamed", "calls": [_call(["a", "b", "c", "d"], False)]},
+        {"strategy": "freyr+exclude_blamed", "calls": [_call(["a"], False, attempts=1)]},
+    ]
+    report = tmp_path / "eval.json"
+    report.write_text(json.dumps({"config": {}, "records": records}))
+    out = tmp_path / "stats.json"
+    assert stats_script.main([str(report), "--out", str(out)]) == 0
+    counts = json.loads(out.read_text())
+    assert counts["freyr"] == {"calls": 3, "failing": 2, "repaired": 1, "alike_every_attempt": 1}
+    # Different errors on every attempt, or a single attempt, are not "alike on every attempt".
+    assert counts["freyr+exclude_blamed"] == {
+        "calls": 2,
+        "failing": 2,
+        "repaired": 0,
+        "alike_every_attempt": 0,
+    }
+
+
+def test_retry_stats_refuse_a_file_without_records_in_one_line(tmp_path: Path) -> None:
+    stats_script = load_script("retry_stats")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    with pytest.raises(SystemExit, match="not a freyr eval --out file"):
+        stats_script.main([str(broken)])
