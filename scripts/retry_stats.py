@@ -71,11 +71,12 @@ def load_records(path: Path) -> list[Record]:
 
 def format_table(stats: dict[str, RetryStats]) -> str:
     """A plain-text table, one row per contestant."""
-    header = f"{'contestant':<40} {'calls':>6} {'failing':>8} {'repaired':>9} {'alike':>6}"
+    width = max([len("contestant"), *map(len, stats)])
+    header = f"{'contestant':<{width}} {'calls':>6} {'failing':>8} {'repaired':>9} {'alike':>6}"
     rows = [header, "-" * len(header)]
     for name, counts in stats.items():
         rows.append(
-            f"{name:<40} {counts.calls:>6} {counts.failing:>8} "
+            f"{name:<{width}} {counts.calls:>6} {counts.failing:>8} "
             f"{counts.repaired:>9} {counts.alike_every_attempt:>6}"
         )
     return "\n".join(rows)
