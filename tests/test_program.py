@@ -543,6 +543,7 @@ def test_gated_holds_the_gate_and_exactly_its_inner_strategys_roles(
         Freyr(confirm=False),
         Freyr(exclude_blamed=True),
         Freyr(exclude_blamed=True, choose_listed=True),
+        Freyr(calibrate=True, replan=True, exclude_blamed=True, choose_listed=True),
         Nlt(respond=False),
         Gated(inner="nlt", respond=False),
     ],
