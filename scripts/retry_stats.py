@@ -9,6 +9,9 @@ anything. This counts, over every tool call the contestants made:
   each - the model wrote back what its feedback showed, the failure the retry switches
   (``exclude_blamed``, ``choose_listed``) are for.
 
+A row is a contestant label; the same label in several files (two seeds of ``freyr``) adds up
+into one row, unlike ``compare_eval_runs.py``, which pairs steps and so refuses it.
+
     python scripts/retry_stats.py runs/llmaker_05b_final_s2.json [more.json ...] \
         --out scripts/results/retry_stats_05b_s2.json
 """
@@ -63,7 +66,7 @@ def retry_stats(records: Iterable[Record]) -> dict[str, RetryStats]:
 def load_records(path: Path) -> list[Record]:
     """The step records of one eval --out file, or a one-line error naming the file."""
     try:
-        report = json.loads(path.read_text())
+        report = json.loads(path.read_text(encoding="utf-8"))
         return list(report["records"])
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise SystemExit(f"{path}: not a freyr eval --out file with records ({error})") from error
