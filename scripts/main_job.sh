@@ -6,7 +6,7 @@
 # examples. The program keeps FREYR's 3 retries: an artifact compiled without them ran every test
 # step with a single attempt while the uncompiled program it was compared with had four. Demos go
 # on the intent role only (on SmolLM2, parameters demos were copied into other tools' arguments;
-# see README). Run scripts/setup.sh first (the README's first command
+# see docs/results/compile.md). Run scripts/setup.sh first (the README's first command
 # does both). Extra arguments go to `freyr compile` and win (e.g. --optimizer bootstrap, --model ID).
 set -euo pipefail
 cd "$(dirname "$0")/.."
