@@ -6,7 +6,7 @@ import importlib
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-from freyr_dspy.artifacts import load
+from freyr_dspy.artifacts import load, save
 from freyr_dspy.backends import make_lm
 from freyr_dspy.domains import Domain, get_domain, register_domain
 from freyr_dspy.errors import (
@@ -36,6 +36,7 @@ from freyr_dspy.tools import Tool, Toolbox, ToolParameter
 
 if TYPE_CHECKING:
     from freyr_dspy.tools.mcp import McpConnection
+    from freyr_dspy.workflows import compile, evaluate
 
 try:
     __version__ = version("freyr-dspy")
@@ -68,15 +69,26 @@ __all__ = [
     "UnknownModelError",
     "UnknownRoleError",
     "__version__",
+    "compile",
+    "evaluate",
     "get_domain",
     "load",
     "make_lm",
     "register_domain",
+    "save",
 ]
+
+#: Attributes imported on first use: name -> module.
+_LAZY = {
+    # NOTE: the MCP SDK takes about a second to import; the compile stack pulls in the
+    # optimizers. Neither is needed to load and run a program.
+    "McpConnection": "freyr_dspy.tools.mcp",
+    "compile": "freyr_dspy.workflows",
+    "evaluate": "freyr_dspy.workflows",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # NOTE: the MCP SDK takes about a second to import; load it only when asked for.
-    if name == "McpConnection":
-        return importlib.import_module("freyr_dspy.tools.mcp").McpConnection
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,6 +17,7 @@ artifact copies none of the data and is refused against another catalog.
 from __future__ import annotations
 
 import json
+import logging
 import platform
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from freyr_dspy._files import write_text_atomic
 from freyr_dspy.demo_pool import POOL_ATTRIBUTE, check_pool, pool_state
+from freyr_dspy.domains.plain import PLAIN_DOMAIN_NAME
 from freyr_dspy.errors import ArtifactError, ConfigError, UnknownRoleError
 from freyr_dspy.evaluation.spec import ProgramSpec, build_program, spec_of
 from freyr_dspy.name_refs import fill_names, fingerprint, map_strings, refer_names
@@ -39,6 +41,8 @@ from freyr_dspy.schemas import RoleModel
 from freyr_dspy.settings import Settings
 from freyr_dspy.signature_dump import signature_hash
 from freyr_dspy.strategies import accepted_config, get_strategy
+from freyr_dspy.tools import Toolbox
+from freyr_dspy.tools.fingerprint import toolbox_changes, toolbox_fingerprint
 
 if TYPE_CHECKING:
     from freyr_dspy.compiler import CompileReport
@@ -64,6 +68,8 @@ __all__ = [
     "save",
     "starting_point",
 ]
+
+logger = logging.getLogger(__name__)
 
 FORMAT = "freyr-artifact"
 FORMAT_VERSION = 1
@@ -108,10 +114,19 @@ class ArtifactMeta(BaseModel):
     started_from: str | None = None
     #: Fingerprint of the domain's data names the state refers to by position, if any.
     name_refs: str | None = None
+    #: Tool -> hash of the user's tools a plain tool-use program was compiled for
+    #: (``tools.fingerprint``); None when it takes any toolbox (rows brought their own).
+    toolbox: dict[str, str] | None = None
 
 
 def build_meta(program: FreyrProgram, **fields: Any) -> ArtifactMeta:
-    """Describe ``program`` (structure, models, signature hashes, versions) plus ``fields``."""
+    """Describe ``program`` (structure, models, signature hashes, versions) plus ``fields``.
+
+    A plain tool-use program records its toolbox's fingerprint, not the tools' text; pass
+    ``toolbox=None`` for one compiled to work with any toolbox.
+    """
+    plain = program.domain.name == PLAIN_DOMAIN_NAME and len(program.toolbox) > 0
+    fields.setdefault("toolbox", toolbox_fingerprint(program.toolbox) if plain else None)
     return ArtifactMeta(
         freyr_version=_freyr_version(),
         dspy_version=dspy.__version__,
@@ -123,9 +138,17 @@ def build_meta(program: FreyrProgram, **fields: Any) -> ArtifactMeta:
 
 
 def report_meta(
-    report: CompileReport, *, benchmark: str, options: EvalOptions, cache: bool = False
+    report: CompileReport,
+    *,
+    benchmark: str,
+    options: EvalOptions,
+    cache: bool = False,
+    any_toolbox: bool = False,
 ) -> ArtifactMeta:
     """The metadata of a compiled program: ``build_meta`` plus what compiling measured.
+
+    ``any_toolbox``: the program was compiled on rows with tools of their own, so it
+    records no toolbox fingerprint and loads with any toolbox.
 
     Scores keep the precision artifacts have always recorded (success to 4 decimals,
     tokens per step to 1), so files written before and after compare equal.
@@ -148,6 +171,7 @@ def report_meta(
         n_train=report.n_train,
         scores=scores,
         cache=cache,
+        **({"toolbox": None} if any_toolbox else {}),
     )
 
 
@@ -234,6 +258,8 @@ def load(
     models: ModelsArg = None,
     settings: Settings | None = None,
     root: Path | None = None,
+    toolbox: Toolbox | None = None,
+    allow_changed_tools: bool = False,
 ) -> FreyrProgram:
     """Rebuild a compiled program, ready to call.
 
@@ -244,15 +270,38 @@ def load(
             ``RoleModel``. Roles not named keep their recorded model and sampling.
         settings: where ``compiled/`` is and whether the DSPy cache is on.
         root: the allowed folder, instead of ``settings.compiled_dir``.
+        toolbox: the tools of a program compiled for your own tools (required for those;
+            a benchmark's program may take it to use other tools than its domain's).
+        allow_changed_tools: accept, with a warning, a toolbox whose tools differ from the
+            ones the program was compiled for.
 
     Raises:
         ArtifactError: see ``read_artifact``; also a role signature that changed since
             compiling, or a state that does not fit the program.
+        ConfigError: a program for your own tools loaded without a toolbox, or with tools
+            that differ from the compiled ones (naming them).
         UnknownRoleError: ``models`` names a role the program does not have.
     """
     settings = settings or Settings()
     meta, state = read_artifact(path, settings=settings, root=root)
-    return _program_from(meta, state, path, settings, models)
+    if toolbox is not None:
+        _check_toolbox(meta, toolbox, path, allow_changed_tools)
+    return _program_from(meta, state, path, settings, models, toolbox)
+
+
+def _check_toolbox(
+    meta: ArtifactMeta, toolbox: Toolbox, path: str | Path, allow_changed: bool
+) -> None:
+    """Refuse (or warn about) tools that differ from the ones the program was compiled for."""
+    if meta.toolbox is None:
+        return
+    changes = toolbox_changes(meta.toolbox, toolbox)
+    if not changes:
+        return
+    text = f"artifact {path} was compiled for other tools ({'; '.join(changes)})"
+    if not allow_changed:
+        raise ConfigError(f"{text}; recompile it, or accept them with --allow-changed-tools")
+    logger.warning("%s; running it anyway", text)
 
 
 def _program_from(
@@ -261,9 +310,10 @@ def _program_from(
     path: str | Path,
     settings: Settings,
     models: ModelsArg = None,
+    toolbox: Toolbox | None = None,
 ) -> FreyrProgram:
     """The program an artifact's checked metadata and state describe, with its models."""
-    program = _rebuild(meta, settings)
+    program = _rebuild(meta, settings, toolbox)
     _check_signatures(meta, program, path)
     _load_state(program, _fill_data_names(meta, state, program, path), path)
     program.apply_assignment(_assignment(meta, program, models), cache=settings.cache)
@@ -344,13 +394,16 @@ def resolve_path(path: str | Path, root: Path) -> Path:
     return resolved
 
 
-def _rebuild(meta: ArtifactMeta, settings: Settings) -> FreyrProgram:
-    """The program the artifact's spec describes, built by its benchmark when installed."""
+def _rebuild(meta: ArtifactMeta, settings: Settings, toolbox: Toolbox | None) -> FreyrProgram:
+    """The program the artifact's spec describes, built by its benchmark when installed.
+
+    A plain tool-use program (compiled on a user's tools) is built on ``toolbox`` alone.
+    """
     from freyr_dspy.evaluation.benchmark import BENCHMARKS, EvalOptions, load_all
 
     spec = meta.program
     benchmark, options = None, None
-    if meta.benchmark:
+    if meta.benchmark and spec.domain != PLAIN_DOMAIN_NAME:
         load_all()
         benchmark = BENCHMARKS.get(meta.benchmark)
         options = EvalOptions(
@@ -364,9 +417,18 @@ def _rebuild(meta: ArtifactMeta, settings: Settings) -> FreyrProgram:
     settings_taken = accepted_config(get_strategy(spec.strategy), spec.options or {})
     spec = spec.model_copy(update={"options": settings_taken})
     try:
-        program = build_program(spec, benchmark=benchmark, eval_options=options)
+        program = build_program(
+            spec,
+            benchmark=benchmark,
+            eval_options=options,
+            toolbox=toolbox if benchmark is None else None,
+        )
     except ConfigError as exc:
+        if spec.domain == PLAIN_DOMAIN_NAME and toolbox is None:
+            raise  # the caller's to fix (pass the tools), not a broken artifact
         raise ArtifactError(f"artifact cannot be rebuilt: {exc}") from exc
+    if toolbox is not None and benchmark is not None:
+        program.toolbox = toolbox
     if program.domain.name != spec.domain or program.strategy_name != spec.strategy:
         raise ArtifactError(
             f"artifact is for domain {spec.domain!r} / strategy "

@@ -26,6 +26,7 @@ from freyr_dspy.metrics import BenchmarkMetric, step_example
 from freyr_dspy.optimizers import OptimizerConfig, optimize
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.settings import Settings
+from freyr_dspy.tools.fingerprint import toolbox_fingerprint
 
 __all__ = [
     "CompileReport",
@@ -106,6 +107,12 @@ def trainset_sha256(examples: Sequence[dspy.Example]) -> str:
             "state": _jsonable(ex.state),
             "expected": _jsonable(ex.step.expected),
             "id": ex.step.id,
+            # only where a row offers its own tools, so older trainsets keep their hash
+            **(
+                {"tools": toolbox_fingerprint(ex.step.toolbox)}
+                if ex.step.toolbox is not None
+                else {}
+            ),
         }
         for ex in examples
     ]

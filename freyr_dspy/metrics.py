@@ -35,8 +35,9 @@ __all__ = [
     "step_example",
 ]
 
-#: The program inputs of an example; everything else on it is gold data.
-INPUT_FIELDS = ("message", "conversation", "state")
+#: The program inputs of an example; everything else on it is gold data. ``toolbox`` is
+#: None unless the example offers its own tools.
+INPUT_FIELDS = ("message", "conversation", "state", "toolbox")
 
 
 class Metric(Protocol):
@@ -68,7 +69,11 @@ def step_example(step: Step) -> dspy.Example:
     The step must carry its own ``start_state``: optimizers run examples in any order.
     """
     return dspy.Example(
-        message=step.message, conversation=step.conversation, state=step.start_state, step=step
+        message=step.message,
+        conversation=step.conversation,
+        state=step.start_state,
+        toolbox=step.toolbox,
+        step=step,
     ).with_inputs(*INPUT_FIELDS)
 
 
@@ -175,7 +180,9 @@ def feedback_text(
         )
     if getattr(result, "failure", None):
         lines.append(f"Failure: {result.failure}.")
-    if score.diagnostics:
+    if score.diagnostics.get("feedback"):  # a benchmark's own account of what was wrong
+        lines.append(f"What was wrong: {score.diagnostics['feedback']}.")
+    elif score.diagnostics:
         lines.append("Diagnostics: " + json.dumps(score.diagnostics, default=str)[:400])
     return "\n".join(lines)
 

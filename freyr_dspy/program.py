@@ -17,6 +17,8 @@ import dspy
 
 from freyr_dspy.adapters import make_adapter
 from freyr_dspy.domains import Domain, get_domain
+from freyr_dspy.domains.plain import plain_domain
+from freyr_dspy.errors import ConfigError
 from freyr_dspy.roles import Role
 from freyr_dspy.schemas import Result, RoleModel
 from freyr_dspy.strategies import ModelFailure, Run, StrategyModule, make_strategy
@@ -33,10 +35,11 @@ class FreyrProgram(dspy.Module):
     """A tool-using program: a strategy module, a domain's tools and state.
 
     Args:
-        domain: a ``Domain`` or a registered domain name.
+        domain: a ``Domain`` or a registered domain name; None with a ``toolbox`` makes a
+            plain tool-use program (``freyr_dspy.domains.plain``: no state, no domain text).
         strategy: a strategy module (``Gated(inner=Nlt())``, ...) or a registered strategy
             name (``freyr``, ``nlt``, ``gated``, ...) for its default configuration.
-        toolbox: tools to use instead of the domain's own.
+        toolbox: tools to use instead of the domain's own (the only tools without a domain).
         max_retries: retries of a failed tool call with the error fed back (paper: 3).
         state_view: which of the domain's state renderings the roles see.
         catalog_level: how much of each tool the selection roles see.
@@ -50,7 +53,7 @@ class FreyrProgram(dspy.Module):
 
     def __init__(
         self,
-        domain: Domain | str = "todo",
+        domain: Domain | str | None = None,
         *,
         strategy: StrategyModule | str = "freyr",
         toolbox: Toolbox | None = None,
@@ -61,7 +64,7 @@ class FreyrProgram(dspy.Module):
         ground_arguments: bool = True,
     ) -> None:
         super().__init__()
-        self.domain = get_domain(domain) if isinstance(domain, str) else domain
+        self.domain = _domain(domain, toolbox)
         self.toolbox = toolbox or self.domain.make_toolbox()
         self.strategy = make_strategy(strategy) if isinstance(strategy, str) else strategy
         self.max_retries = max_retries
@@ -126,6 +129,7 @@ class FreyrProgram(dspy.Module):
         message: str,
         conversation: str | Sequence[Mapping[str, str]] = "",
         state: Any = None,
+        toolbox: Toolbox | None = None,
     ) -> dspy.Prediction:
         """Handle one user message.
 
@@ -133,6 +137,8 @@ class FreyrProgram(dspy.Module):
             message: the user's latest message.
             conversation: earlier turns, as text or ``[{"role": ..., "content": ...}]``.
             state: the domain state (a model or its JSON); the domain's initial state if None.
+            toolbox: the tools offered for this message instead of the program's own (a
+                dataset row's own tools, the tools of a served request).
 
         Returns:
             A ``dspy.Prediction`` with ``reply``, ``calls``, ``state``, ``usage``, ``intents``,
@@ -140,7 +146,7 @@ class FreyrProgram(dspy.Module):
         """
         run = Run(
             program=self,
-            toolbox=self.toolbox,
+            toolbox=toolbox if toolbox is not None else self.toolbox,
             message=message,
             conversation=render_conversation(conversation),
             state=self.coerce_state(state),
@@ -189,6 +195,18 @@ def render_conversation(conversation: str | Sequence[Mapping[str, str]]) -> str:
         return conversation.strip() or "(none)"
     lines = [f"{turn.get('role', 'user')}: {turn.get('content', '')}" for turn in conversation]
     return "\n".join(lines) or "(none)"
+
+
+def _domain(domain: Domain | str | None, toolbox: Toolbox | None) -> Domain:
+    if isinstance(domain, str):
+        return get_domain(domain)
+    if domain is not None:
+        return domain
+    if toolbox is None:
+        raise ConfigError(
+            "FreyrProgram needs tools: pass toolbox=Toolbox(...) (or a domain such as 'todo')"
+        )
+    return plain_domain(toolbox)
 
 
 def _make_adapter(name: AdapterName) -> dspy.Adapter:

@@ -77,7 +77,8 @@ def test_metric_is_strict_bool_while_bootstrapping(metric: BenchmarkMetric) -> N
 
 def test_example_keeps_inputs_and_gold_apart() -> None:
     example = step_example(STEP)
-    assert set(example.inputs().keys()) == {"message", "conversation", "state"}
+    assert set(example.inputs().keys()) == {"message", "conversation", "state", "toolbox"}
+    assert example.toolbox is None  # the program's own tools; a row may bring others
     assert example.step is STEP
 
 

@@ -18,6 +18,7 @@ from freyr_dspy.cli._common import (
     model_options,
     progress_bar,
 )
+from freyr_dspy.cli._dataset import Dataset, dataset_options, open_dataset
 from freyr_dspy.compiler import CompileReport
 from freyr_dspy.errors import ConfigError, UnknownRoleError
 from freyr_dspy.evaluation.scoring import EvalSummary
@@ -27,7 +28,7 @@ __all__ = ["command", "parse_options"]
 
 
 @click.command("compile")
-@click.option("--benchmark", "benchmark_name", required=True, help="Registered benchmark name.")
+@click.option("--benchmark", "benchmark_name", default=None, help="Registered benchmark name.")
 @click.option("--strategy", default=None, help="Strategy (default: the benchmark's first).")
 @click.option(
     "--start",
@@ -95,11 +96,56 @@ __all__ = ["command", "parse_options"]
     "--out",
     type=click.Path(path_type=Path),
     default=None,
-    help="Artifact path (default: compiled/<benchmark>.json).",
+    help="Artifact path (default: compiled/<benchmark or examples file>.json).",
 )
+@click.option(
+    "--keep-tool-text",
+    is_flag=True,
+    help="Let demos keep the tool catalogs and specs (default: left out of the artifact).",
+)
+@dataset_options
 @json_option
-def command(
-    benchmark_name: str,
+def command(**options: Any) -> None:
+    """Compile a program for a benchmark or your examples; print dev scores before and after."""
+    with open_dataset(options, options["benchmark_name"], allow_unlabelled=True) as dataset:
+        if dataset is not None:
+            _label_missing(dataset, options["teacher"], options["strategy"], options["api_base"])
+        _compile(dataset, **options)
+
+
+def _label_missing(
+    dataset: Dataset, teacher: str | None, strategy: str | None, api_base: str | None
+) -> None:
+    """Label the example rows without calls with ``--teacher`` (rows it cannot label go)."""
+    unlabelled = [r for r in dataset.benchmark.rows if not r.example.labelled]
+    if not unlabelled:
+        return
+    if teacher is None:
+        raise ConfigError(
+            f"{len(unlabelled)} example row(s) have no calls (e.g. {unlabelled[0].where}): "
+            "give --teacher MODEL to label them, or label them first with freyr label"
+        )
+    from freyr_dspy.cli.label_cmd import teacher_program
+    from freyr_dspy.datasets.labelling import label_rows
+
+    with progress_bar("label", unit="row") as progress:
+        labelling = label_rows(
+            dataset.benchmark.rows,
+            teacher_program(teacher, strategy or "freyr", api_base),
+            progress=progress,
+        )
+    dataset.benchmark.rows = labelling.rows
+    click.echo(
+        f"labelled {labelling.labelled} row(s) with {teacher}; dropped "
+        f"{len(labelling.dropped)} its tools refused",
+        err=True,
+    )
+
+
+def _compile(
+    dataset: Dataset | None,
+    *,
+    benchmark_name: str | None,
     strategy: str | None,
     start: Path | None,
     optimizer: str,
@@ -119,9 +165,9 @@ def command(
     extra_specs: tuple[str, ...],
     data: Path | None,
     out: Path | None,
+    keep_tool_text: bool,
     as_json: bool,
 ) -> None:
-    """Compile a program for a benchmark; print dev scores before and after."""
     from freyr_dspy.artifacts import benchmark_data_dir, report_meta, save, starting_point
     from freyr_dspy.benchmarks import EvalOptions, get_benchmark
     from freyr_dspy.compiler import compile_program
@@ -129,9 +175,12 @@ def command(
     from freyr_dspy.optimizers import OptimizerConfig
 
     settings = make_settings(data_dir=data)
-    benchmark = get_benchmark(benchmark_name)
+    benchmark = dataset.benchmark if dataset else get_benchmark(str(benchmark_name))
     extra = parse_options(extra_specs)
-    target = out or settings.compiled_dir / f"{benchmark.name}.json"
+    if dataset is not None:
+        extra["dataset"] = dataset.digest
+    default_name = dataset.examples.stem if dataset else benchmark.name
+    target = out or settings.compiled_dir / f"{default_name}.json"
     started_from = None
     if start is not None:
         begin = starting_point(
@@ -174,8 +223,8 @@ def command(
             seed=seed,
             max_demos=max_demos,
             demo_field_maxlen=demo_maxlen,
-            demo_roles=_roles(demo_roles, program.role_names),
-            demo_omit=_input_fields(demo_omit, program),
+            demo_roles=_demo_roles(demo_roles, program, dataset is not None),
+            demo_omit=_demo_omit(demo_omit, program, dataset is not None and not keep_tool_text),
             num_threads=settings.num_threads,
         )
     )
@@ -187,10 +236,17 @@ def command(
             config,
             settings=settings,
             options=options,
+            devset=_devset(dataset),
             dev_fraction=dev_fraction,
             progress=progress,
         )
-    meta = report_meta(report, benchmark=benchmark.name, options=options, cache=settings.cache)
+    meta = report_meta(
+        report,
+        benchmark=benchmark.name,
+        options=options,
+        cache=settings.cache,
+        any_toolbox=dataset is not None and dataset.benchmark.tool_agnostic,
+    )
     meta = meta.model_copy(update={"started_from": started_from})
     path = save(report.program, target, meta)
     summary = {**_summary(report, benchmark.name, path), "started_from": started_from}
@@ -201,6 +257,36 @@ def command(
     warning = regression_warning(report.before, report.after)
     if warning:  # on stderr, so --json output stays one JSON document
         click.echo(f"warning: {warning}", err=True)
+
+
+def _demo_omit(spec: str | None, program: Any, omit_tool_text: bool) -> tuple[str, ...]:
+    """The fields ``--demo-omit`` names, plus the tools' own text for a user's tools."""
+    named = _input_fields(spec, program)
+    if not omit_tool_text:
+        return named
+    from freyr_dspy.workflows import tool_text_fields
+
+    return tuple(dict.fromkeys((*named, *tool_text_fields(program))))
+
+
+def _demo_roles(spec: str | None, program: Any, own_dataset: bool) -> tuple[str, ...] | None:
+    """The roles ``--demo-roles`` names; for a user's examples, the deciding roles by default."""
+    named = _roles(spec, program.role_names)
+    if named is not None or not own_dataset:
+        return named
+    from freyr_dspy.workflows import deciding_roles
+
+    return deciding_roles(program)
+
+
+def _devset(dataset: Dataset | None) -> list[Any] | None:
+    """The dev examples given apart (``--dev FILE``), or None to split the training rows."""
+    episodes = dataset.benchmark.dev_episodes() if dataset else None
+    if episodes is None:
+        return None
+    from freyr_dspy.metrics import step_example
+
+    return [step_example(episode.steps[0]) for episode in episodes]
 
 
 def _input_fields(spec: str | None, program: Any) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ from freyr_dspy.cli._common import (
     model_options,
     progress_bar,
 )
+from freyr_dspy.cli._dataset import dataset_options, open_dataset
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.evaluation import (
     PAPER_SAMPLING,
@@ -65,7 +66,9 @@ def benchmark_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @click.command("eval")
-@click.option("--benchmark", "benchmarks", required=True, help="Comma-separated benchmarks.")
+@click.option(
+    "--benchmark", "benchmarks", default=None, help="Comma-separated registered benchmarks."
+)
 @click.option(
     "--strategy",
     "strategies",
@@ -115,11 +118,12 @@ def benchmark_options(func: Callable[..., Any]) -> Callable[..., Any]:
     is_flag=True,
     help="Run nothing: report the units already in the --out checkpoint (also mid-run).",
 )
+@dataset_options
 @benchmark_options
 @model_options
 @json_option
 def command(
-    benchmarks: str,
+    benchmarks: str | None,
     strategies: str | None,
     programs: tuple[Path, ...],
     runs: int,
@@ -136,47 +140,62 @@ def command(
     as_json: bool,
     **extra: Any,
 ) -> None:
-    """Evaluate strategies on benchmarks: a Table-2-style report with 95 % intervals.
+    """Evaluate strategies on benchmarks, or on your tools and examples, side by side.
 
-    Sampling defaults to the FREYR paper's (temperature 0.8, top_p 0.6); --sampling
-    overrides it. With --out, every finished unit is checkpointed beside the file
-    (OUT.checkpoint.jsonl): running the same command again resumes.
+    A Table-2-style report with 95 % intervals. Sampling defaults to the FREYR paper's
+    (temperature 0.8, top_p 0.6); --sampling overrides it. With --out, every finished unit
+    is checkpointed beside the file (OUT.checkpoint.jsonl): running the same command again
+    resumes.
     """
-    settings = make_settings(data_dir=data_dir)
-    config = EvalConfig(
-        benchmarks=_csv(benchmarks),
-        strategies=_csv(strategies),
-        programs=tuple(Path(p) for value in programs for p in _csv(str(value))),
-        runs=runs,
-        mode=mode,  # type: ignore[arg-type]
-        data_dir=settings.resolve_data_dir(),
-        limit=limit,
-        extra=_extra(extra),
-        default_model=settings.default_model,
-        model_specs=model_specs,
-        sampling_specs=(*PAPER_SAMPLING, *sampling_specs),
-        api_base=api_base,
-        jobs=jobs,
-        settings=settings,
-    )
-    if report_only:
-        if out is None:
-            raise ConfigError("--report-only reads the checkpoint of --out FILE; pass --out")
-        evaluation = evaluate(config, checkpoint=checkpoint_path(out), report_only=True)
-        click.echo(_report_only_status(len(evaluation.units), len(evaluation.plan.units)), err=True)
-    else:
-        with progress_bar("eval", unit="unit") as progress:
-            evaluation = evaluate(
-                config, checkpoint=checkpoint_path(out), restart=restart, progress=progress
+    with open_dataset(extra, benchmarks) as dataset:
+        if dataset is not None:
+            benchmarks = dataset.benchmark.name
+            extra["dataset"] = dataset.digest  # a changed file must not resume old units
+        settings = make_settings(data_dir=data_dir)
+        config = EvalConfig(
+            benchmarks=_csv(benchmarks or ""),
+            strategies=_csv(strategies),
+            programs=tuple(Path(p) for value in programs for p in _csv(str(value))),
+            runs=runs,
+            mode=mode,  # type: ignore[arg-type]
+            data_dir=_data_dir(settings, "dataset" in extra),
+            limit=limit,
+            extra=_extra(extra),
+            default_model=settings.default_model,
+            model_specs=model_specs,
+            sampling_specs=(*PAPER_SAMPLING, *sampling_specs),
+            api_base=api_base,
+            jobs=jobs,
+            settings=settings,
+        )
+        if report_only:
+            if out is None:
+                raise ConfigError("--report-only reads the checkpoint of --out FILE; pass --out")
+            evaluation = evaluate(config, checkpoint=checkpoint_path(out), report_only=True)
+            click.echo(
+                _report_only_status(len(evaluation.units), len(evaluation.plan.units)), err=True
             )
-    data = report_data(evaluation)
-    if out is not None and not report_only:
-        write_json(out, data)
-        click.echo(f"saved {out}", err=True)
-    if as_json:
-        echo_json(data)
-    else:
-        click.echo(render_text(data), nl=False)
+        else:
+            with progress_bar("eval", unit="unit") as progress:
+                evaluation = evaluate(
+                    config, checkpoint=checkpoint_path(out), restart=restart, progress=progress
+                )
+        data = report_data(evaluation)
+        if out is not None and not report_only:
+            write_json(out, data)
+            click.echo(f"saved {out}", err=True)
+        if as_json:
+            echo_json(data)
+        else:
+            click.echo(render_text(data), nl=False)
+
+
+def _data_dir(settings: Any, own_dataset: bool) -> Path:
+    """The benchmark data folder; a user's own examples need none."""
+    if own_dataset:
+        return settings.data_dir or Path(".")
+    path: Path = settings.resolve_data_dir()
+    return path
 
 
 def checkpoint_path(out: Path | None) -> Path | None:

@@ -16,7 +16,8 @@ from freyr_dspy.cli._common import (
     model_options,
     read_json_file,
 )
-from freyr_dspy.errors import DataError
+from freyr_dspy.cli._dataset import tools_options
+from freyr_dspy.errors import ConfigError, DataError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
 from freyr_dspy.settings import Settings
@@ -38,7 +39,11 @@ def program_options(func: F) -> F:
     """Add the options that choose a program: domain, strategy, artifact, state, models."""
     for option in reversed(
         [
-            click.option("--domain", default="todo", show_default=True, help="Registered domain."),
+            click.option(
+                "--domain",
+                default=None,
+                help="Registered domain (default: todo, or none with --tools: your tools alone).",
+            ),
             click.option(
                 "--state", "state_file", type=click.Path(path_type=Path), help="JSON state file."
             ),
@@ -52,10 +57,15 @@ def program_options(func: F) -> F:
                 default=None,
                 help="Compiled artifact (compiled/NAME.json); it fixes domain and strategy.",
             ),
+            click.option(
+                "--allow-changed-tools",
+                is_flag=True,
+                help="Run a --program with tools that differ from those it was compiled for.",
+            ),
         ]
     ):
         func = option(func)
-    return model_options(func)
+    return tools_options(model_options(func))
 
 
 @click.command()
@@ -65,8 +75,11 @@ def program_options(func: F) -> F:
 def run(message: str, state_file: Path | None, as_json: bool, **choice: Any) -> None:
     """Run a program on one message (the state file is read, never written)."""
     program = make_program(**choice)
-    state = load_state_file(program, state_file) if state_file else None
-    result: Result = program(message=message, state=state).result
+    try:
+        state = load_state_file(program, state_file) if state_file else None
+        result: Result = program(message=message, state=state).result
+    finally:
+        program.toolbox.close()  # stops an MCP server the options started
     if as_json:
         echo_json(result.to_json_dict())
     else:
@@ -75,7 +88,7 @@ def run(message: str, state_file: Path | None, as_json: bool, **choice: Any) -> 
 
 def make_program(
     *,
-    domain: str,
+    domain: str | None,
     strategy: str,
     max_retries: int,
     state_view: str | None,
@@ -83,17 +96,33 @@ def make_program(
     model_specs: tuple[str, ...],
     sampling_specs: tuple[str, ...],
     api_base: str | None,
+    tools_file: Path | None = None,
+    mcp: str | None = None,
+    tools_module: str | None = None,
+    allow_changed_tools: bool = False,
 ) -> FreyrProgram:
     """Load a compiled program, or build one for a domain and strategy, with its models.
 
     Its keywords are the options ``program_options`` adds, so commands pass them on as they are.
+    With tools (``--tools``/``--mcp``/``--tools-module``) the program uses them; without a
+    ``--domain`` it is a plain tool-use program. An MCP server runs until ``program.toolbox``
+    is closed.
     """
     from freyr_dspy.evaluation.spec import ProgramSpec, build_program
     from freyr_dspy.strategies import strategy_roles
 
     settings = make_settings()
+    toolbox = _one_toolbox(tools_file, mcp, tools_module)
     if program_path is not None:
-        return load_program(program_path, settings, model_specs, sampling_specs, api_base)
+        return load_program(
+            program_path,
+            settings,
+            model_specs,
+            sampling_specs,
+            api_base,
+            toolbox=toolbox,
+            allow_changed_tools=allow_changed_tools,
+        )
     assignment = build_assignment(
         strategy_roles(strategy),
         default_model=settings.default_model,
@@ -102,13 +131,26 @@ def make_program(
         api_base=api_base,
     )
     spec = ProgramSpec(
-        domain=domain,
+        domain=domain or (None if toolbox is not None else "todo"),
         strategy=strategy,
         max_retries=max_retries,
         state_view=state_view,
         assignment=assignment,
     )
-    return build_program(spec, cache=settings.cache)
+    return build_program(spec, cache=settings.cache, toolbox=toolbox)
+
+
+def _one_toolbox(tools_file: Path | None, mcp: str | None, tools_module: str | None) -> Any:
+    """The tools the options give, or None; a file of several toolboxes is refused."""
+    from freyr_dspy.datasets import open_toolboxes
+
+    boxes = open_toolboxes(tools_file, mcp, tools_module)
+    if len(boxes) > 1:
+        raise ConfigError(
+            f"{tools_file} holds several toolboxes ({', '.join(boxes)}); "
+            "a program runs with one: give a file with a list of tools"
+        )
+    return next(iter(boxes.values()), None)
 
 
 def load_program(
@@ -117,11 +159,16 @@ def load_program(
     model_specs: tuple[str, ...],
     sampling_specs: tuple[str, ...],
     api_base: str | None,
+    *,
+    toolbox: Any = None,
+    allow_changed_tools: bool = False,
 ) -> FreyrProgram:
     """Load an artifact; ``--model``/``--sampling`` override only the roles they name."""
     from freyr_dspy.artifacts import load
 
-    program = load(path, settings=settings)
+    program = load(
+        path, settings=settings, toolbox=toolbox, allow_changed_tools=allow_changed_tools
+    )
     models = parse_model_specs(model_specs, program.role_names)
     sampling = parse_sampling_specs(sampling_specs, program.role_names)
     overrides = {

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from freyr_dspy.cli._common import echo_json, json_option, make_settings
+from freyr_dspy.cli._dataset import Dataset, dataset_options, open_dataset
 
 __all__ = ["command"]
 
@@ -143,7 +144,7 @@ def _run_options(func: Any) -> Any:
 
 
 @click.command("search")
-@click.option("--benchmark", required=True, help="Registered benchmark name.")
+@click.option("--benchmark", default=None, help="Registered benchmark name.")
 @click.option(
     "--candidates",
     "candidate_specs",
@@ -160,28 +161,38 @@ def _run_options(func: Any) -> Any:
 )
 @_space_options
 @_run_options
+@dataset_options
 @json_option
-def command(
-    benchmark: str,
+def command(benchmark: str | None, **values: Any) -> None:
+    """Search role -> model assignments with Optuna; print the Pareto front.
+
+    On a benchmark or on your tools and examples (--tools ... --examples ...). Re-running
+    the same command resumes the study up to --trials. Workers on several machines share
+    one study with --storage postgresql://USER:PASS@HOST/DB --study NAME.
+    """
+    with open_dataset(values, benchmark) as dataset:
+        _search(dataset, benchmark, **values)
+
+
+def _search(
+    dataset: Dataset | None,
+    benchmark: str | None,
+    *,
     candidate_specs: tuple[str, ...],
     candidates_all: str | None,
     strategy: str,
     as_json: bool,
     **values: Any,
 ) -> None:
-    """Search role -> model assignments with Optuna; print the Pareto front.
-
-    Re-running the same command resumes the study up to --trials. Workers on several
-    machines share one study with --storage postgresql://USER:PASS@HOST/DB --study NAME.
-    """
     from freyr_dspy.benchmarks import EvalOptions, get_benchmark
     from freyr_dspy.search import format_table, search_assignments
 
     settings = make_settings(data_dir=values["data_dir"], seed=values["seed"])
-    bench = get_benchmark(benchmark)
-    options = EvalOptions(
-        data_dir=_data_dir(settings), limit=values["limit"], extra=_extra(values["extra"])
-    )
+    bench = dataset.benchmark if dataset else get_benchmark(str(benchmark))
+    extra = _extra(values["extra"])
+    if dataset is not None:
+        extra["dataset"] = dataset.digest  # cached evaluations of other files do not count
+    options = EvalOptions(data_dir=_data_dir(settings), limit=values["limit"], extra=extra)
     space = _space(
         candidate_specs, candidates_all, strategy, settings.seed, settings.default_model, values
     )

@@ -16,6 +16,7 @@ import dspy
 
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.registry import Registry
+from freyr_dspy.tools import Toolbox
 
 __all__ = [
     "BENCHMARKS",
@@ -43,6 +44,9 @@ class Step:
     start_state: Any = None
     conversation: str = ""
     expected: dict[str, Any] = field(default_factory=dict)
+    #: The tools offered for this step instead of the program's own (a row's own tools);
+    #: None keeps the program's toolbox.
+    toolbox: Toolbox | None = None
 
 
 @dataclass(frozen=True)

@@ -170,7 +170,7 @@ def build_unit_program(
         UnknownModelError: for a model id no backend understands.
     """
     if contestant.program_path is not None:
-        program = _load_artifact(contestant.program_path, config)
+        program = _load_artifact(contestant.program_path, config, benchmark)
     else:
         spec = ProgramSpec(strategy=str(contestant.strategy))
         program = build_program(spec, benchmark=benchmark, eval_options=config.options())
@@ -181,7 +181,7 @@ def build_unit_program(
     return program
 
 
-def _load_artifact(path: Path, config: EvalConfig) -> FreyrProgram:
+def _load_artifact(path: Path, config: EvalConfig, benchmark: Benchmark) -> FreyrProgram:
     try:
         artifacts = importlib.import_module("freyr_dspy.artifacts")
     except ModuleNotFoundError as exc:
@@ -191,7 +191,9 @@ def _load_artifact(path: Path, config: EvalConfig) -> FreyrProgram:
             f"cannot evaluate {str(path)!r}: loading compiled programs needs "
             "freyr_dspy.artifacts, which this installation lacks"
         ) from exc
-    program: FreyrProgram = artifacts.load(path, settings=config.settings)
+    # a user's dataset gives the tools a program compiled for user tools runs with
+    toolbox = getattr(benchmark, "program_toolbox", None)
+    program: FreyrProgram = artifacts.load(path, settings=config.settings, toolbox=toolbox)
     return program
 
 

@@ -83,7 +83,12 @@ def run_episode(
     for step in episode.steps:
         before = step.start_state if step.start_state is not None else state
         before = program.coerce_state(before)
-        prediction = program(message=step.message, conversation=step.conversation, state=before)
+        prediction = program(
+            message=step.message,
+            conversation=step.conversation,
+            state=before,
+            toolbox=step.toolbox,
+        )
         result: Result = prediction.result
         score: StepScore = benchmark.score(step, before, prediction)
         state = result.state

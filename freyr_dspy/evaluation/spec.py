@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from freyr_dspy.domains.plain import PLAIN_DOMAIN_NAME
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import AdapterName, FreyrProgram
 from freyr_dspy.schemas import RoleModel
 from freyr_dspy.strategies import make_strategy, parse_label
-from freyr_dspy.tools import CatalogLevel
+from freyr_dspy.tools import CatalogLevel, Toolbox
 
 if TYPE_CHECKING:
     from freyr_dspy.evaluation.benchmark import Benchmark, EvalOptions
@@ -66,6 +67,7 @@ def build_program(
     benchmark: Benchmark | None = None,
     eval_options: EvalOptions | None = None,
     cache: bool = False,
+    toolbox: Toolbox | None = None,
 ) -> FreyrProgram:
     """Build the program ``spec`` describes.
 
@@ -76,16 +78,19 @@ def build_program(
         eval_options: the benchmark's options (data directory, ``extra``); required with a
             benchmark.
         cache: whether the role models use the DSPy cache.
+        toolbox: the tools of a program without a benchmark (the only tools of a plain
+            tool-use program, whose spec names the ``tools`` domain or none).
 
     Raises:
-        ConfigError: a spec with neither benchmark nor domain, a domain the benchmark does not
+        ConfigError: a spec with neither benchmark nor domain nor toolbox, a plain
+            tool-use spec without a toolbox, a domain the benchmark does not
             have, or a strategy setting (or ``+`` switch) the strategy does not take.
         UnknownRoleError: the assignment names a role the strategy does not have.
         UnknownModelError: for a model id no backend understands.
     """
     name, switches = parse_label(spec.strategy)
     spec = spec.model_copy(update={"strategy": name})
-    program = _base_program(spec, benchmark, eval_options)
+    program = _base_program(spec, benchmark, eval_options, toolbox)
     options = spec.options
     if switches:  # laid over the settings the benchmark (or the spec) gave the strategy
         options = (program.strategy.config() if options is None else options) | switches
@@ -100,13 +105,21 @@ def build_program(
 
 
 def _base_program(
-    spec: ProgramSpec, benchmark: Benchmark | None, eval_options: EvalOptions | None
+    spec: ProgramSpec,
+    benchmark: Benchmark | None,
+    eval_options: EvalOptions | None,
+    toolbox: Toolbox | None,
 ) -> FreyrProgram:
     if benchmark is None:
-        if spec.domain is None:
-            raise ConfigError("a program spec without a benchmark needs a domain")
         strategy = make_strategy(spec.strategy, **(spec.options or {}))
-        return FreyrProgram(spec.domain, strategy=strategy)
+        if spec.domain not in (None, PLAIN_DOMAIN_NAME):
+            return FreyrProgram(spec.domain, strategy=strategy, toolbox=toolbox)
+        if toolbox is None:
+            raise ConfigError(
+                "a program for your own tools needs them: pass toolbox=... "
+                "(on the command line --tools FILE, --mcp or --tools-module)"
+            )
+        return FreyrProgram(toolbox=toolbox, strategy=strategy)
     if eval_options is None:
         raise ConfigError(f"building a {benchmark.name} program needs its evaluation options")
     program = benchmark.make_program(spec.strategy, eval_options)

@@ -66,7 +66,12 @@ def compile_best(
     report = compile_program(
         program, benchmark, optimizer_config, settings=settings, options=options
     )
-    meta = artifacts.report_meta(report, benchmark=benchmark.name, options=options)
+    meta = artifacts.report_meta(
+        report,
+        benchmark=benchmark.name,
+        options=options,
+        any_toolbox=getattr(benchmark, "tool_agnostic", False),
+    )
     target = path or (
         settings.compiled_dir / benchmark.name / f"search-{result.study_name}-t{chosen.number}.json"
     )

@@ -7,6 +7,7 @@ dicts (``Toolbox.from_openai``), an MCP server (``Toolbox.from_mcp``) or ``dspy.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import logging
 import re
@@ -187,6 +188,11 @@ class Toolbox:
                 + did_you_mean(name, self.names)
             )
         return tool
+
+    def spec_only(self) -> Toolbox:
+        """A copy whose tools record their calls instead of running them (evaluation, serving)."""
+        tools = (dataclasses.replace(t, func=None, takes_state=False) for t in self._tools.values())
+        return Toolbox(tools, self.library_descriptions)
 
     def subset(self, names: Sequence[str] = (), libraries: Sequence[str] = ()) -> Toolbox:
         """Return a toolbox with only the named tools and the tools of the named libraries."""

@@ -112,13 +112,14 @@ class CallNaviProgram(FreyrProgram):
         message: str,
         conversation: str | Sequence[Any] = "",
         state: Any = None,
+        toolbox: Toolbox | None = None,
     ) -> dspy.Prediction:
         """Select the state's domain catalog, then handle the message as usual."""
         coerced = self.coerce_state(state)
-        toolbox = state_toolbox(coerced, self.data_dir)
-        if toolbox is not None:
-            self.toolbox = toolbox
-        return super().forward(message, conversation, coerced)
+        domain_toolbox = state_toolbox(coerced, self.data_dir)
+        if domain_toolbox is not None:
+            self.toolbox = domain_toolbox
+        return super().forward(message, conversation, coerced, toolbox)
 
     def data_names(self) -> list[str]:
         """Every domain's ``data_names`` in domain order, each name at its first position.

@@ -1,0 +1,40 @@
+"""Tool-call datasets: a user's tools and examples, checked, scored and compiled on.
+
+``format`` reads the JSONL rows, ``toolboxes`` resolves and checks each row's tools,
+``checker`` is the exact-call check with its feedback, ``benchmark`` makes the rows a
+benchmark for ``freyr eval``/``compile``/``search``, ``files`` builds one from what the
+command line names, and ``labelling`` has a teacher model label rows that lack calls.
+"""
+
+from __future__ import annotations
+
+from freyr_dspy.datasets.benchmark import (
+    BENCHMARK_NAME,
+    Row,
+    ToolCallBenchmark,
+    read_rows,
+    rows_from,
+)
+from freyr_dspy.datasets.checker import CallCheck, check_calls
+from freyr_dspy.datasets.files import dataset_benchmark, dataset_digest, open_toolboxes
+from freyr_dspy.datasets.format import AnyOf, CallExample, ExpectedCall, load_examples
+from freyr_dspy.datasets.toolboxes import load_tools_file, toolbox_from_module
+
+__all__ = [
+    "BENCHMARK_NAME",
+    "AnyOf",
+    "CallCheck",
+    "CallExample",
+    "ExpectedCall",
+    "Row",
+    "ToolCallBenchmark",
+    "check_calls",
+    "dataset_benchmark",
+    "dataset_digest",
+    "load_examples",
+    "load_tools_file",
+    "open_toolboxes",
+    "read_rows",
+    "rows_from",
+    "toolbox_from_module",
+]

@@ -1,0 +1,33 @@
+"""The shipped example suite (trainsets/calls): valid, varied, and test apart from train."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from freyr_dspy.datasets import load_tools_file, read_rows
+
+SUITE = Path(__file__).resolve().parents[2] / "trainsets" / "calls"
+CATEGORIES = {"one-call", "parallel", "choice", "no-tool-chat", "no-tool-near-miss"}
+
+
+def test_the_suite_loads_checked_with_every_category_in_both_files() -> None:
+    boxes = load_tools_file(SUITE / "tools.json")
+    files = {name: read_rows(SUITE / f"{name}.jsonl", boxes) for name in ("train", "test")}
+    assert len(boxes) >= 6 and sum(len(rows) for rows in files.values()) >= 150
+    for rows in files.values():
+        kinds = Counter(row.example.kind for row in rows)
+        assert set(kinds) == CATEGORIES and min(kinds.values()) >= 5
+        assert {row.example.toolbox for row in rows} == set(boxes)
+    train = {row.example.message.casefold() for row in files["train"]}
+    assert not train & {row.example.message.casefold() for row in files["test"]}
+
+
+def test_parallel_rows_include_several_calls_of_one_tool() -> None:
+    rows = read_rows(SUITE / "test.jsonl", load_tools_file(SUITE / "tools.json"))
+    same_tool = [
+        row
+        for row in rows
+        if row.example.kind == "parallel" and len({c.name for c in row.example.calls or []}) == 1
+    ]
+    assert len(same_tool) >= 10
