@@ -50,7 +50,7 @@ def test_compile_and_eval_on_the_fast_model(
         [
             {
                 "id": "rome",
-                "message": "Weather in Rome, please.",
+                "message": "What's the weather in Rome?",
                 "calls": [{"name": "get-weather", "arguments": {"city": "Rome"}}],
             },
             {"id": "chat", "message": "Hello! How are you today?", "calls": []},
