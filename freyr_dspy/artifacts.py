@@ -340,11 +340,13 @@ def starting_point(
     mode: str | None = None,
     extra: Mapping[str, Any] | None = None,
     settings: Settings | None = None,
+    toolbox: Toolbox | None = None,
 ) -> StartingPoint:
     """Load an artifact to compile on top of (``freyr compile --start``).
 
     The artifact fixes the program and the benchmark options it was compiled with; a
     ``strategy``, ``mode`` or ``extra`` that says otherwise is refused rather than ignored.
+    ``toolbox``: the tools of a program compiled for a user's tools (see ``load``).
 
     Raises:
         ConfigError: the artifact is for another benchmark, or the arguments contradict it.
@@ -368,8 +370,10 @@ def starting_point(
     )
     where = resolved.relative_to(settings.compiled_dir.resolve())
     optimizer = meta.optimizer.name if meta.optimizer else "uncompiled"
+    if toolbox is not None:
+        _check_toolbox(meta, toolbox, path, allow_changed=False)
     return StartingPoint(
-        program=_program_from(meta, state, resolved, settings),
+        program=_program_from(meta, state, resolved, settings, toolbox=toolbox),
         options=options,
         path=resolved,
         label=f"{where} ({optimizer})",

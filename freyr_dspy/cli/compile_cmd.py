@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -188,12 +189,15 @@ def _compile(
             benchmark=benchmark.name,
             strategy=strategy,
             mode=mode,
-            extra=extra,
+            extra=parse_options(extra_specs),
             settings=settings,
+            toolbox=dataset.benchmark.program_toolbox if dataset else None,
         )
         if target.resolve() == begin.path:
             raise ConfigError(f"--out {target} would overwrite --start {start}; name another file")
         program, options, started_from = begin.program, begin.options, begin.label
+        if dataset is not None:  # the examples it continues on are this run's
+            options = replace(options, extra={**options.extra, "dataset": dataset.digest})
         assignment = override_assignment(
             program.assignment,
             model_specs=model_specs,

@@ -303,3 +303,21 @@ def test_a_program_compiled_on_several_toolboxes_takes_any(freyr, tmp_path: Path
     )
     assert code == 0, err
     assert [r["success"] for r in json.loads(out)["records"]] == [1.0, 1.0]
+
+
+def test_compile_on_top_of_an_artifact_for_your_tools(freyr, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert freyr("compile", *DATA, "--out", "compiled/first.json")[0] == 0
+    code, out, err = freyr(
+        "compile",
+        *DATA,
+        "--start",
+        "compiled/first.json",
+        "--optimizer",
+        "bootstrap",
+        "--out",
+        "compiled/second.json",
+    )
+    assert code == 0, err
+    meta = json.loads((tmp_path / "compiled" / "second.json").read_text(encoding="utf-8"))["meta"]
+    assert meta["started_from"] == "first.json (labeled)"
+    assert set(meta["toolbox"]) == {"get-weather", "tag_photos"}
