@@ -11,14 +11,28 @@ import pytest
 import freyr_dspy
 from freyr_dspy.artifacts import ArtifactMeta, read_artifact
 from freyr_dspy.benchmarks import get_benchmark
+from freyr_dspy.datasets import load_tools_file
+from freyr_dspy.domains.plain import PLAIN_DOMAIN_NAME
 from freyr_dspy.evaluation.benchmark import EvalOptions
 from freyr_dspy.evaluation.spec import ProgramSpec, build_program
 from freyr_dspy.name_refs import REFERENCE
 from freyr_dspy.settings import Settings
+from freyr_dspy.tools import Toolbox
 from tests.conftest import real_data_dir
 
 COMPILED = Path(__file__).resolve().parent.parent / "compiled"
 ARTIFACTS = sorted(COMPILED.glob("**/*.json"))
+#: The tools a program compiled on our example suite is shipped for (a user brings their own).
+SUITE_TOOLS = COMPILED.parent / "trainsets" / "calls" / "tools.json"
+
+
+def toolbox_for(path: Path) -> Toolbox | None:
+    """The tools a program compiled for a user's tools is loaded with (None for the others)."""
+    meta, _ = read_artifact(path, root=COMPILED)
+    if meta.program.domain != PLAIN_DOMAIN_NAME:
+        return None
+    boxes = load_tools_file(SUITE_TOOLS)
+    return boxes[next(iter(boxes))]
 
 
 def settings_for(path: Path) -> Settings:
@@ -43,7 +57,9 @@ def skip_without_data(path: Path, meta: ArtifactMeta) -> None:
 
 @pytest.mark.parametrize("path", ARTIFACTS, ids=lambda p: p.name)
 def test_shipped_artifact_loads_with_its_recorded_models(path: Path) -> None:
-    program = freyr_dspy.load(path, root=COMPILED, settings=settings_for(path))
+    program = freyr_dspy.load(
+        path, root=COMPILED, settings=settings_for(path), toolbox=toolbox_for(path)
+    )
     assert program.assignment, "a shipped artifact records which model plays each role"
     assert set(program.assignment) <= set(program.role_names)
     assert any(p.demos for _, p in program.named_predictors()), "compiled demos were kept"
@@ -51,7 +67,9 @@ def test_shipped_artifact_loads_with_its_recorded_models(path: Path) -> None:
 
 @pytest.mark.parametrize("path", ARTIFACTS, ids=lambda p: p.name)
 def test_shipped_artifact_spells_none_of_its_data_names(path: Path) -> None:
-    program = freyr_dspy.load(path, root=COMPILED, settings=settings_for(path))
+    program = freyr_dspy.load(
+        path, root=COMPILED, settings=settings_for(path), toolbox=toolbox_for(path)
+    )
     names = program.data_names()
     # references are left out first: "name" itself may be a data name (a CallNavi parameter)
     stored = REFERENCE.sub("", json.dumps(json.loads(path.read_text(encoding="utf-8"))["program"]))
@@ -71,10 +89,12 @@ def test_shipped_artifact_keeps_the_programs_retry_budget(path: Path) -> None:
     meta, _ = read_artifact(path, root=COMPILED)
     skip_without_data(path, meta)
     options = EvalOptions(data_dir=real_data_dir())
+    plain = meta.program.domain == PLAIN_DOMAIN_NAME  # compiled for a user's tools
     uncompiled = build_program(
         ProgramSpec(strategy=meta.program.strategy, options=meta.program.options),
-        benchmark=get_benchmark(meta.benchmark),
+        benchmark=None if plain else get_benchmark(str(meta.benchmark)),
         eval_options=options,
+        toolbox=Toolbox([]) if plain else None,
     )
     assert meta.program.max_retries == uncompiled.max_retries, (
         f"{path.name} was compiled with {meta.program.max_retries} retries, "
