@@ -307,7 +307,7 @@ def test_a_program_compiled_on_several_toolboxes_takes_any(freyr, tmp_path: Path
 
 def test_compile_on_top_of_an_artifact_for_your_tools(freyr, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     assert freyr("compile", *DATA, "--out", "compiled/first.json")[0] == 0
-    code, out, err = freyr(
+    code, _, err = freyr(
         "compile",
         *DATA,
         "--start",
