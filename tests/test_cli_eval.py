@@ -104,7 +104,7 @@ def test_programs_are_repeatable_or_comma_separated(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    def load(path: Path, *, settings: Any = None) -> FreyrProgram:
+    def load(path: Path, *, settings: Any = None, toolbox: Any = None) -> FreyrProgram:
         program = FreyrProgram("todo", strategy="freyr")
         program.apply_assignment({r: RoleModel(model="fake/rules") for r in program.role_names})
         return program

@@ -273,7 +273,7 @@ def test_compiled_program_contestant(
     artifact.write_text("{}")
     loaded: list[Path] = []
 
-    def load(path: Path, *, settings: Any = None) -> FreyrProgram:
+    def load(path: Path, *, settings: Any = None, toolbox: Any = None) -> FreyrProgram:
         loaded.append(path)
         program = FreyrProgram("todo", strategy="freyr")
         program.apply_assignment(
@@ -296,7 +296,7 @@ def test_unequal_retry_budgets_are_named_before_the_run(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    def load(path: Path, *, settings: Any = None) -> FreyrProgram:
+    def load(path: Path, *, settings: Any = None, toolbox: Any = None) -> FreyrProgram:
         program = FreyrProgram("todo", strategy="freyr", max_retries=int(path.stem[-1]))
         program.apply_assignment(
             {r: RoleModel(model="fake/eval-count") for r in program.role_names}

@@ -30,6 +30,7 @@ from freyr_dspy.testing import FakeCall, FunctionLM, register_fake, unregister_f
 from freyr_dspy.tools import Tool, Toolbox
 from tests.callnavi.conftest import FIXTURES, PETS
 from tests.strategies.test_gated_strategy import DOMAIN as GATED_DOMAIN
+from tests.test_shipped_artifacts import toolbox_for
 
 TODO = make_todo_toolbox()
 COMPILED = Path(__file__).resolve().parent.parent / "compiled"
@@ -158,7 +159,8 @@ def test_compiled_demos_are_still_sent_with_the_typed_output() -> None:
 @pytest.mark.parametrize("name", sorted(p.name for p in COMPILED.glob("*.json")))
 def test_every_shipped_artifact_loads_and_answers(name: str) -> None:
     """Each artifact in compiled/ rebuilds (benchmark data or not) and runs its roles."""
-    program = freyr_dspy.load(COMPILED / name, root=COMPILED)
+    path = COMPILED / name
+    program = freyr_dspy.load(path, root=COMPILED, toolbox=toolbox_for(path))
     assert program.assignment and set(program.assignment) == set(program.role_names)
     all_no = "".join(f"{name} -- NO\n" for name in program.toolbox.names) + "Assessment finished."
     engine = fake(
