@@ -24,7 +24,6 @@ from freyr_dspy.datasets import CallExample, ToolCallBenchmark, rows_from
 from freyr_dspy.datasets.toolboxes import DEFAULT_TOOLBOX
 from freyr_dspy.evaluation.benchmark import EvalOptions
 from freyr_dspy.evaluation.scoring import EvalSummary, Progress, score_program
-from freyr_dspy.metrics import step_example
 from freyr_dspy.optimizers import OptimizerConfig
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.settings import Settings
@@ -126,15 +125,13 @@ def compile(  # the name DSPy users look for; shadows the builtin in this module
         demo_roles=deciding_roles(program),
         demo_omit=() if keep_tool_text else tool_text_fields(program),
     )
-    dev_episodes = benchmark.dev_episodes()
-    devset = None if dev_episodes is None else [step_example(e.steps[0]) for e in dev_episodes]
     return compile_program(
         program,
         benchmark,
         config,
         settings=settings or Settings(),
         options=_NO_DATA,
-        devset=devset,
+        devset=benchmark.devset(),
         dev_fraction=dev_fraction,
         progress=progress,
     )

@@ -240,7 +240,7 @@ def _compile(
             config,
             settings=settings,
             options=options,
-            devset=_devset(dataset),
+            devset=dataset.benchmark.devset() if dataset else None,
             dev_fraction=dev_fraction,
             progress=progress,
         )
@@ -281,16 +281,6 @@ def _demo_roles(spec: str | None, program: Any, own_dataset: bool) -> tuple[str,
     from freyr_dspy.workflows import deciding_roles
 
     return deciding_roles(program)
-
-
-def _devset(dataset: Dataset | None) -> list[Any] | None:
-    """The dev examples given apart (``--dev FILE``), or None to split the training rows."""
-    episodes = dataset.benchmark.dev_episodes() if dataset else None
-    if episodes is None:
-        return None
-    from freyr_dspy.metrics import step_example
-
-    return [step_example(episode.steps[0]) for episode in episodes]
 
 
 def _input_fields(spec: str | None, program: Any) -> tuple[str, ...]:

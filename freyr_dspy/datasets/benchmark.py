@@ -27,6 +27,7 @@ from freyr_dspy.datasets.format import (
 from freyr_dspy.datasets.toolboxes import check_gold, toolbox_of
 from freyr_dspy.errors import DataError
 from freyr_dspy.evaluation.benchmark import Episode, EvalOptions, Step, StepScore
+from freyr_dspy.metrics import step_example
 from freyr_dspy.program import FreyrProgram, render_conversation
 from freyr_dspy.schemas import Result
 from freyr_dspy.tools import Toolbox
@@ -158,9 +159,11 @@ class ToolCallBenchmark:
         """The training rows as episodes (``trainsets_dir`` is not used: the rows are given)."""
         return [self.episode(row) for row in self._train()]
 
-    def dev_episodes(self) -> list[Episode] | None:
-        """The separate dev rows as episodes, or None when dev is a split of the train rows."""
-        return None if self.dev_rows is None else [self.episode(r) for r in self.dev_rows]
+    def devset(self) -> list[dspy.Example] | None:
+        """The separate dev rows as compile's examples, or None to split the train rows."""
+        if self.dev_rows is None:
+            return None
+        return [step_example(self.step(row)) for row in self.dev_rows]
 
     def make_program(self, strategy: str, options: EvalOptions) -> FreyrProgram:
         """A plain tool-use program on the shared tools."""

@@ -195,9 +195,7 @@ def parse_examples(
     examples = []
     for number, row in enumerate(rows, 1):
         example = row if isinstance(row, CallExample) else _validated(source, number, row)
-        if example.id is None:
-            example = example.model_copy(update={"id": f"{Path(source).stem}-{number}"})
-        examples.append(example)
+        examples.append(_with_id(example, source, number))
     _check_unique_ids(source, examples, list(range(1, len(examples) + 1)))
     return examples
 
@@ -207,10 +205,14 @@ def _parse_line(path: Path, number: int, line: str) -> CallExample:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
         raise DataError(path, number, f"invalid JSON: {exc.msg} (column {exc.colno})") from exc
-    example = _validated(path, number, data)
-    if example.id is None:
-        example = example.model_copy(update={"id": f"{path.stem}-{number}"})
-    return example
+    return _with_id(_validated(path, number, data), path, number)
+
+
+def _with_id(example: CallExample, source: object, number: int) -> CallExample:
+    """The example, named ``<source stem>-<number>`` when its row gives no ``id``."""
+    if example.id is not None:
+        return example
+    return example.model_copy(update={"id": f"{Path(str(source)).stem}-{number}"})
 
 
 def _validated(source: object, number: int, data: Any) -> CallExample:
