@@ -13,6 +13,10 @@ from pathlib import Path
 import pytest
 from dataset_helpers import WEATHER_TOOLS, write_rows
 
+# NOTE: freyr_dspy.tools.mcp is imported at collection, not first inside a test: the MCP SDK
+# binds ``sys.stderr`` as its stdio client's default error log when imported, and a test's
+# capture stream is closed after it, which broke every later MCP start (the docs' MCP example).
+import freyr_dspy.tools.mcp  # noqa: F401
 from freyr_dspy.cli import main
 
 ROWS = [
