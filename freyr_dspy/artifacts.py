@@ -480,12 +480,23 @@ def _check_versions(meta: ArtifactMeta, path: Path) -> None:
             )
 
 
+#: Role -> hashes of earlier wordings of its signature with the same fields. An artifact
+#: carries its own instructions and field descriptions, so one compiled under an earlier
+#: wording loads and runs as it was compiled.
+REWORDED_SIGNATURES: dict[str, frozenset[str]] = {
+    # Instructions on no-fit requests and repeated calls reworded (no field changed).
+    "intent": frozenset({"94979756f690364e"}),
+    "confirm": frozenset({"2a55270f75c03f84"}),
+}
+
+
 def _check_signatures(meta: ArtifactMeta, program: FreyrProgram, path: str | Path) -> None:
     current = role_signature_hashes(program)
     changed = sorted(
         r
         for r in current.keys() | meta.signature_hashes.keys()
         if current.get(r) != meta.signature_hashes.get(r)
+        and meta.signature_hashes.get(r) not in REWORDED_SIGNATURES.get(r, frozenset())
     )
     if changed:
         raise ArtifactError(

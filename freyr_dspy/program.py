@@ -130,6 +130,7 @@ class FreyrProgram(dspy.Module):
         conversation: str | Sequence[Mapping[str, str]] = "",
         state: Any = None,
         toolbox: Toolbox | None = None,
+        calls_only: bool = False,
     ) -> dspy.Prediction:
         """Handle one user message.
 
@@ -139,6 +140,9 @@ class FreyrProgram(dspy.Module):
             state: the domain state (a model or its JSON); the domain's initial state if None.
             toolbox: the tools offered for this message instead of the program's own (a
                 dataset row's own tools, the tools of a served request).
+            calls_only: stop once the calls are made, without the model call that reports
+                them (the reply is then empty); for callers that read ``calls`` themselves,
+                or execute them elsewhere. A request that needs no tool still gets its reply.
 
         Returns:
             A ``dspy.Prediction`` with ``reply``, ``calls``, ``state``, ``usage``, ``intents``,
@@ -151,6 +155,7 @@ class FreyrProgram(dspy.Module):
             conversation=render_conversation(conversation),
             state=self.coerce_state(state),
             render_state=self.domain.renderer(self.state_view),
+            calls_only=calls_only,
         )
         with dspy.context(adapter=_make_adapter(self.adapter)):
             try:

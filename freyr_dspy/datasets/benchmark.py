@@ -193,6 +193,8 @@ class ToolCallBenchmark:
             # NOTE: always the offered copy: the program's own tools may have functions,
             # which only ``execute=True`` may run.
             toolbox=self._offered(row.toolbox),
+            # The score reads the calls: a reply after them would cost a model call for nothing.
+            calls_only=True,
         )
 
     def score(self, step: Step, before: Any, prediction: dspy.Prediction) -> StepScore:

@@ -47,6 +47,9 @@ class Step:
     #: The tools offered for this step instead of the program's own (a row's own tools);
     #: None keeps the program's toolbox.
     toolbox: Toolbox | None = None
+    #: The score reads the calls only: the program stops once they are made, without the
+    #: model call that reports them (``FreyrProgram.forward(calls_only=True)``).
+    calls_only: bool = False
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,7 @@ def run_episode(
             conversation=step.conversation,
             state=before,
             toolbox=step.toolbox,
+            calls_only=step.calls_only,
         )
         result: Result = prediction.result
         score: StepScore = benchmark.score(step, before, prediction)

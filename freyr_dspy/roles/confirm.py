@@ -31,8 +31,9 @@ _FALSE = {"false", "no", "n", "0", "not asked"}
 class ConfirmSignature(dspy.Signature):
     """Decide, for each planned tool, whether the user's latest message asks for what it does.
 
-    Mark a tool true only when the message requests its action. A tool that would merely be a
-    useful next step, or whose action the message does not mention, is false.
+    Mark a tool true only when the message requests its action and the tool can carry it out
+    as asked. A tool that would merely be a useful next step, whose action the message does
+    not mention, or that does another task than the one asked, is false.
     """
 
     tools: str = dspy.InputField(desc="the planned tools: name and what each does")

@@ -21,9 +21,11 @@ __all__ = ["IntentClassifier", "IntentSignature", "intent_contract"]
 class IntentSignature(dspy.Signature):
     """Decide which tools must run to fulfil the user's latest message.
 
-    List the names of the tools to call, in the order they should run, one entry per call
-    (repeat a name to call a tool twice). If the message needs no tool - a greeting, a
-    question about the assistant, or a request that is unclear - answer only `conversation`.
+    List the names of the tools to call, in the order they should run, one entry per call: a
+    tool the message asks for twice (two cities, two amounts) is listed twice. List only what
+    the message asks for, not a step that might come next. If no listed tool does what the
+    message asks - a greeting, a question about the assistant, an unclear request, or a task
+    none of the tools can do - answer only `conversation`.
     """
 
     conversation: str = dspy.InputField(desc="earlier turns of the dialogue, oldest first")

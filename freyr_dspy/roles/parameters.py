@@ -27,6 +27,8 @@ __all__ = [
     "give_up_feedback",
     "gives_up",
     "parameters_contract",
+    "several_calls_contract",
+    "several_calls_note",
 ]
 
 #: What a model writes instead of arguments when no change of them can fix the last error
@@ -99,6 +101,32 @@ def parameters_contract(
         }
         arguments = {"anyOf": [arguments, opt_out]}
     return {"arguments": arguments}
+
+
+def several_calls_contract(tool: Tool, most: int) -> Contract:
+    """The arguments of up to ``most`` calls of ``tool`` at once: ``{"calls": [args, ...]}``.
+
+    Still one ``arguments`` object, so the signature (and compiled demos) stay as they are.
+    """
+    one = parameters_contract(tool)["arguments"]
+    calls = {"type": "array", "items": one, "minItems": 1, "maxItems": most}
+    return {
+        "arguments": {
+            "type": "object",
+            "properties": {"calls": calls},
+            "required": ["calls"],
+            "additionalProperties": False,
+        }
+    }
+
+
+def several_calls_note(tool: str, most: int) -> str:
+    """What follows the tool's spec when the plan calls it more than once."""
+    return (
+        f"The message may ask for several calls of {tool} (at most {most}): one for each "
+        'thing it asks of the tool. Write {"calls": [...]} with one arguments object per '
+        "call, each with the values of its own request."
+    )
 
 
 def give_up_feedback(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -38,7 +39,13 @@ from freyr_dspy.grounding import (
     tool_without_examples,
 )
 from freyr_dspy.roles import Role, role_class
-from freyr_dspy.roles.parameters import give_up_feedback, gives_up, parameters_contract
+from freyr_dspy.roles.parameters import (
+    give_up_feedback,
+    gives_up,
+    parameters_contract,
+    several_calls_contract,
+    several_calls_note,
+)
 from freyr_dspy.schemas import CallRecord, Failure, FailureKind, Outcome, Result, RoleUsage
 from freyr_dspy.tools import Toolbox
 from freyr_dspy.tools.toolbox import render_tool_spec
@@ -240,6 +247,8 @@ class Run:
     exclude_blamed: bool = False
     #: Offer a blamed argument the values its error lists, as an enum (``freyr_dspy.blame``).
     choose_listed: bool = False
+    #: Stop once the calls are made: no summary call (the caller reads ``result.calls``).
+    calls_only: bool = False
 
     @property
     def max_retries(self) -> int:
@@ -363,7 +372,13 @@ class Run:
             "the user gave; write the value the request gives"
         )
 
-    def call_with_retries(self, tool_name: str, toolbox: Toolbox | None = None) -> CallRecord:
+    def call_with_retries(
+        self,
+        tool_name: str,
+        toolbox: Toolbox | None = None,
+        *,
+        first: dict[str, Any] | None = None,
+    ) -> CallRecord:
         """FREYR's inner loop: parameters -> execute -> on error, feed it back and retry.
 
         The parameters role sees only this tool's spec, and its answer is typed by the tool's
@@ -372,6 +387,9 @@ class Run:
         after which the spec it sees has no examples left. After a failure it may give up
         instead (FREYR's ``OpError``): an operation that no arguments can make valid then costs
         no more attempts, and later calls still run.
+
+        ``first``: the arguments of the first attempt, already written (one of several calls
+        of the tool filled together, ``fill_several``); the role is asked only to retry.
         """
         box = toolbox or self.toolbox
         tool = box.get(tool_name)
@@ -388,7 +406,10 @@ class Run:
         attempts_left = 1 + self.max_retries
         while attempts_left > 0:
             attempts_left -= 1
-            if tool.parameters:
+            if first is not None:
+                arguments, dropped = self.grounded(tool.name, first)
+                first = None
+            elif tool.parameters:
                 prediction = self.call_role(
                     "parameters",
                     contract=parameters_contract(
@@ -451,13 +472,50 @@ class Run:
 
         FREYR stops there (LLMaker spec 4.2): later calls usually build on the failed one, and
         a small model that planned a dozen wrong names would otherwise spend its retries on
-        every one of them. A call the model gave up on does not stop the rest. Returns the
-        names never attempted.
+        every one of them. A call the model gave up on does not stop the rest.
+
+        A tool planned several times ("the weather in Oslo and in Paris") has all its calls
+        written at once, where its first entry stands (``fill_several``): asked for each
+        entry alone, Qwen 1.5B wrote the same arguments every time. Returns the names never
+        attempted.
         """
-        for index, name in enumerate(tool_names):
-            if self.call_with_retries(name).exhausted:
-                return tool_names[index + 1 :]
+        planned = Counter(tool_names)
+        order = list(dict.fromkeys(tool_names))
+        for index, name in enumerate(order):
+            several = self.fill_several(name, planned[name]) if planned[name] > 1 else [None]
+            for first in several:
+                if self.call_with_retries(name, first=first).exhausted:
+                    return [n for n in tool_names if n in order[index + 1 :]]
         return []
+
+    def fill_several(self, tool_name: str, most: int) -> list[dict[str, Any] | None]:
+        """The arguments of each call of ``tool_name`` the message asks for (at most ``most``).
+
+        One parameters call writes ``{"calls": [...]}``, an object per call, so every call
+        is written knowing the others (``several_calls_contract``). Calls written twice count
+        once. A backend that does not hold the model to the contract may answer with one
+        call's arguments: that call is made once, and an answer with no call leaves the
+        first call to be asked for alone (``[None]``).
+        """
+        tool = self.toolbox.get(tool_name)
+        if not tool.parameters:
+            return [{}] * most
+        prediction = self.call_role(
+            "parameters",
+            contract=several_calls_contract(tool, most),
+            conversation=self.conversation,
+            message=self.message,
+            state=self.state_text(),
+            tool=f"{render_tool_spec(tool)}\n\n{several_calls_note(tool.name, most)}",
+            feedback="none",
+        )
+        written = prediction.arguments
+        calls = written.get("calls") if set(written) == {"calls"} else [written]
+        distinct: list[dict[str, Any] | None] = []
+        for call in calls if isinstance(calls, list) else []:
+            if isinstance(call, dict) and call and call not in distinct:
+                distinct.append(call)
+        return distinct[:most] or [None]
 
     def result(self, reply: str, intents: list[str], failure: Failure | None = None) -> Result:
         """Package what this run produced."""

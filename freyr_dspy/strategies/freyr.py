@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from freyr_dspy.contracts import Contract
+from freyr_dspy.errors import ConfigError
 from freyr_dspy.parsing import CONVERSATION, match_names
 from freyr_dspy.roles.confirm import confirm_contract, confirmed
 from freyr_dspy.roles.intent import intent_contract
@@ -95,15 +96,17 @@ def copies_catalog(intents: list[str], catalog: list[str]) -> bool:
     return len(tools) >= 3 and 2 * len(tools) >= len(catalog) and in_catalog_order
 
 
-def confirm_intents(run: Run, intents: list[str]) -> list[str]:
+def confirm_intents(run: Run, intents: list[str], *, abstain: bool = False) -> list[str]:
     """Keep the planned tools the ``confirm`` role judges the message to ask for.
 
-    Asked only when the plan names two different tools or more: a single tool (or one tool
-    repeated) is the intent role's whole answer, and checking it would cost a call for
-    nothing. Strategies without the ``confirm`` role keep the plan as it is.
+    Asked when the plan names two different tools or more, and with ``abstain`` for a plan
+    of one tool too: a plan it rejects entirely is answered in words. Without ``abstain`` a
+    single tool (or one tool repeated) is the intent role's whole answer. Strategies without
+    the ``confirm`` role keep the plan as it is.
     """
     tools = list(dict.fromkeys(name for name in intents if name != CONVERSATION))
-    if len(tools) < 2 or "confirm" not in run.program.role_names:
+    fewest = 1 if abstain else 2
+    if len(tools) < fewest or "confirm" not in run.program.role_names:
         return intents
     _check_with_the_planners_model(run)
     prediction = run.call_role(
@@ -150,12 +153,15 @@ def summarise(
 ) -> Result:
     """Report the outcomes of the calls made (FREYR's LLM_summary).
 
-    The summary sees every call made; the failure counts those from ``first_call`` on.
+    The summary sees every call made; the failure counts those from ``first_call`` on. A run
+    that wants the calls only (``Run.calls_only``) gets no summary and an empty reply.
     """
+    failure = failure or exhausted_failure(run, skipped, first_call=first_call)
+    if run.calls_only:
+        return run.result("", intents, failure)
     prediction = run.call_role(
         "summary", message=run.message, outcomes=run.render_outcomes(), state=run.state_text()
     )
-    failure = failure or exhausted_failure(run, skipped, first_call=first_call)
     return run.result(prediction.reply, intents, failure)
 
 
@@ -181,13 +187,16 @@ def exhausted_failure(
     return Failure(kind="retries" if exhausted else "gave_up", detail="; ".join(parts))
 
 
-def run_freyr(run: Run, *, calibrate: bool = False, replan: bool = False) -> Result:
+def run_freyr(
+    run: Run, *, calibrate: bool = False, replan: bool = False, abstain: bool = False
+) -> Result:
     """Run Algorithm 1 for one request.
 
-    ``calibrate``: see ``recognise_intents``; ``replan``: see ``replanned``.
+    ``calibrate``: see ``recognise_intents``; ``replan``: see ``replanned``; ``abstain``:
+    see ``confirm_intents``.
     """
     intents, unknown = recognise_intents(run, calibrate=calibrate)
-    intents = confirm_intents(run, intents)
+    intents = confirm_intents(run, intents, abstain=abstain)
     tool_intents = [name for name in intents if name != CONVERSATION]
     if not tool_intents:
         failure = unknown_tools_failure("intent", unknown)
@@ -268,6 +277,9 @@ class Freyr(StrategyModule):
         choose_listed: a retry of an argument an error blamed must take one of the values
             that error lists for its kind (``rooms: Hall, Cellar``), when it lists any
             (``freyr_dspy.blame``).
+        abstain: check a plan of one tool with the ``confirm`` role too, so a request no
+            offered tool can carry out gets a reply in words and no call (``confirm_intents``).
+            Needs ``confirm``.
     """
 
     name = "freyr"
@@ -283,7 +295,10 @@ class Freyr(StrategyModule):
         replan: bool = False,
         exclude_blamed: bool = False,
         choose_listed: bool = False,
+        abstain: bool = False,
     ) -> None:
+        if abstain and not confirm:
+            raise ConfigError("freyr: abstain checks plans with the confirm role; keep confirm")
         roles = ("intent", "confirm", "parameters", "summary", "chat")
         super().__init__(roles if confirm else tuple(r for r in roles if r != "confirm"))
         self.confirms_plans = confirm
@@ -291,6 +306,7 @@ class Freyr(StrategyModule):
         self.replans = replan
         self.excludes_blamed = exclude_blamed
         self.chooses_listed = choose_listed
+        self.abstains = abstain
 
     def config(self) -> dict[str, bool]:
         """The settings that differ from the defaults (``confirm: False``, others ``True``)."""
@@ -300,6 +316,7 @@ class Freyr(StrategyModule):
             "replan": self.replans,
             "exclude_blamed": self.excludes_blamed,
             "choose_listed": self.chooses_listed,
+            "abstain": self.abstains,
         }
         return config | {name: True for name, on in switched_on.items() if on}
 
@@ -307,4 +324,4 @@ class Freyr(StrategyModule):
         """Run Algorithm 1 for one request."""
         run.exclude_blamed = self.excludes_blamed
         run.choose_listed = self.chooses_listed
-        return run_freyr(run, calibrate=self.calibrates, replan=self.replans)
+        return run_freyr(run, calibrate=self.calibrates, replan=self.replans, abstain=self.abstains)

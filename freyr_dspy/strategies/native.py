@@ -205,6 +205,8 @@ def run_native(run: Run) -> Result:
         inputs = {}  # later rounds continue the conversation held in the history
         if not failed:
             break
+    if run.calls_only:
+        return run.result("", intents, _failure(failed))
     reply = _call(run, {}, history, []).response
     return run.result(reply, intents, _failure(failed))
 

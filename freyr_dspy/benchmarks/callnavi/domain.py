@@ -113,13 +113,14 @@ class CallNaviProgram(FreyrProgram):
         conversation: str | Sequence[Any] = "",
         state: Any = None,
         toolbox: Toolbox | None = None,
+        calls_only: bool = False,
     ) -> dspy.Prediction:
         """Select the state's domain catalog, then handle the message as usual."""
         coerced = self.coerce_state(state)
         domain_toolbox = state_toolbox(coerced, self.data_dir)
         if domain_toolbox is not None:
             self.toolbox = domain_toolbox
-        return super().forward(message, conversation, coerced, toolbox)
+        return super().forward(message, conversation, coerced, toolbox, calls_only)
 
     def data_names(self) -> list[str]:
         """Every domain's ``data_names`` in domain order, each name at its first position.
