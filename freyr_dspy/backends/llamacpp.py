@@ -17,6 +17,7 @@ import functools
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,15 @@ class LlamaCppEngine:
         self.prompt_tokens_evaluated = 0
         self._llama: Any = None
         self._lock = threading.Lock()
+
+    @property
+    def prompt_seconds(self) -> float:
+        """Seconds spent evaluating prompts over the engine's life (0 before it loads).
+
+        With the seconds of its calls, it splits the time into prompt evaluation and
+        generation (``scripts/bench_speed.py``).
+        """
+        return float(self._llama.prompt_seconds) if self._llama is not None else 0.0
 
     def __deepcopy__(self, memo: dict[int, Any]) -> LlamaCppEngine:
         # One engine per GGUF: program.deepcopy() (optimizers) must share it, not copy it.
@@ -298,6 +308,8 @@ def _counting_llama_class() -> type:
 
     class CountingLlama(Llama):  # type: ignore[misc]
         prompt_evaluated = 0
+        #: Seconds spent evaluating prompts (the rest of a call is generation and overhead).
+        prompt_seconds = 0.0
         _in_prompt = False
 
         def generate(self, tokens: Sequence[int], **kwargs: Any) -> Iterator[int]:
@@ -305,10 +317,14 @@ def _counting_llama_class() -> type:
             yield from super().generate(tokens, **kwargs)
 
         def eval(self, tokens: Sequence[int]) -> None:
-            if self._in_prompt:
-                self.prompt_evaluated += len(tokens)
-                self._in_prompt = False
+            if not self._in_prompt:
+                super().eval(tokens)
+                return
+            self.prompt_evaluated += len(tokens)
+            self._in_prompt = False
+            started = time.perf_counter()
             super().eval(tokens)
+            self.prompt_seconds += time.perf_counter() - started
 
         def sample(self, *args: Any, **kwargs: Any) -> Any:
             self._in_prompt = False  # a fully cached prompt samples without evaluating

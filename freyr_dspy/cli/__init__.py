@@ -69,7 +69,7 @@ def _register_commands() -> None:
     cli.add_command(chat.chat)
     cli.add_command(models.models)
     cli.add_command(signatures.signatures)
-    for optional in ("eval_cmd", "compile_cmd", "search_cmd", "label_cmd"):
+    for optional in ("eval_cmd", "compile_cmd", "search_cmd", "label_cmd", "strategies_cmd"):
         try:
             module = __import__(f"freyr_dspy.cli.{optional}", fromlist=["command"])
         except ModuleNotFoundError as exc:

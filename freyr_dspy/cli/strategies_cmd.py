@@ -1,0 +1,90 @@
+"""``freyr strategies``: every strategy, the roles it calls and its settings with their defaults."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any
+
+import click
+
+from freyr_dspy.cli._common import echo_json, json_option
+from freyr_dspy.strategies import STRATEGIES, StrategyFactory, load_strategies, setting_names
+
+__all__ = ["command", "describe_strategy"]
+
+_ARG_LINE = re.compile(r"^\s{4,}(\w+):\s*(.*)$")
+
+
+@click.command("strategies")
+@json_option
+def command(as_json: bool) -> None:
+    """List the strategies, their roles and settings (switch one on with NAME+SETTING)."""
+    load_strategies()
+    described = [describe_strategy(factory) for factory in STRATEGIES.values()]
+    if as_json:
+        echo_json(described)
+        return
+    for strategy in described:
+        click.echo(f"{strategy['name']}: {strategy['description']}")
+        click.echo(f"  roles: {', '.join(strategy['roles'])}")
+        for setting in strategy["settings"]:
+            shown = f"{setting['name']}={setting['default']}"
+            click.echo(f"  {shown:<22} {setting['help']}".rstrip())
+
+
+def describe_strategy(factory: StrategyFactory) -> dict[str, Any]:
+    """Name, description, roles (with the default settings) and each setting's default and help."""
+    helps = _argument_help(inspect.getdoc(factory) or "")
+    defaults = _defaults(factory)
+    return {
+        "name": factory.name,
+        "description": factory.description,
+        "roles": list(factory().role_names),
+        "settings": [
+            {"name": name, "default": defaults.get(name), "help": helps.get(name, "")}
+            for name in setting_names(factory)
+        ],
+    }
+
+
+def _defaults(factory: StrategyFactory) -> dict[str, Any]:
+    # NOTE: DSPy's module metaclass hides a class's signature; read the class's own __init__.
+    if isinstance(factory, type):
+        init = next(vars(c)["__init__"] for c in factory.__mro__ if "__init__" in vars(c))
+    else:
+        init = factory
+    parameters = inspect.signature(init).parameters.values()
+    return {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
+
+
+def _argument_help(doc: str) -> dict[str, str]:
+    """The first sentence of each ``name: text`` entry of a docstring's ``Args:`` section."""
+    helps: dict[str, str] = {}
+    in_args, current = False, None
+    for line in doc.splitlines():
+        if line.strip() == "Args:":
+            in_args = True
+            continue
+        if not in_args:
+            continue
+        if line.strip() and not line.startswith(" "):
+            break  # the next section
+        entry = (
+            _ARG_LINE.match(line)
+            if line.startswith("    ") and not line.startswith(" " * 8)
+            else None
+        )
+        if entry:
+            current = entry.group(1)
+            helps[current] = entry.group(2).strip()
+        elif current and line.strip():
+            helps[current] += " " + line.strip()
+    return {name: _first_sentence(text) for name, text in helps.items()}
+
+
+def _first_sentence(text: str) -> str:
+    """Up to the first full stop, without a closing ``(``reference``)`` to the code."""
+    match = re.search(r"^(.+?\.)(\s|$)", text)
+    sentence = (match.group(1) if match else text).rstrip(".")
+    return re.sub(r"\s*\(``[^)]*``\)$", "", sentence).replace("``", "")

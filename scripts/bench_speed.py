@@ -1,0 +1,330 @@
+"""Where a request's seconds go: strategies side by side on our tool suite and on LLMaker.
+
+For every model, benchmark request and contestant (greedy decoding; one model in the process):
+- exact: the benchmark's own success score of the request (the calls, for the suite);
+- seconds per request, split into prompt evaluation (the engine's own clock around llama.cpp's
+  prompt eval) and the rest (generation, grammar, Python);
+- prompt tokens sent, prompt tokens evaluated (the rest came from the prefix cache), output
+  tokens, model calls, and seconds per role.
+
+A contestant is a strategy label (``freyr``, ``freyr+abstain``, ``native``) and a mode:
+``calls`` stops once the calls are made (``FreyrProgram.forward(calls_only=True)``, what the
+suite scores and what a server returns), ``reply`` also writes the reply to the user. Requests
+of one toolbox (one LLMaker episode) run back to back per contestant, as an app would send
+them, so each contestant's prefix cache is as warm as it would be in use.
+
+    python scripts/bench_speed.py --model embedded/qwen2.5-coder-1.5b \\
+        --out scripts/results/speed_15b.json                        # suite + LLMaker
+    python scripts/bench_speed.py --model embedded/qwen2.5-coder-0.5b --suite-limit 5 \\
+        --llmaker-limit 0 --out runs/speed.json
+    python scripts/bench_speed.py --out scripts/results/speed_15b.json --report-only
+
+Rows are saved to ``--out`` as they finish; a rerun skips the rows already there (resume).
+Prints one markdown table per (model, benchmark) and ratios to native in the same mode.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+import traceback
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
+
+from provenance import code_version  # scripts/provenance.py
+
+from freyr_dspy._files import write_text_atomic
+from freyr_dspy.assignment import build_assignment
+from freyr_dspy.backends.embedded import shared_engine
+from freyr_dspy.datasets.files import dataset_benchmark, open_toolboxes
+from freyr_dspy.evaluation.benchmark import Benchmark, Episode, EvalOptions, get_benchmark
+from freyr_dspy.program import FreyrProgram
+from freyr_dspy.settings import DEFAULT_MODEL, Settings
+from freyr_dspy.strategies import make_strategy, parse_label
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITE_TOOLS = ROOT / "trainsets" / "calls" / "tools.json"
+SUITE_TEST = ROOT / "trainsets" / "calls" / "test.jsonl"
+GREEDY = ["temperature=0", "seed=0"]
+CONTESTANTS = ("native:calls", "freyr:calls", "freyr+abstain:calls", "native:reply", "freyr:reply")
+LLMAKER_CONTESTANTS = ("native:reply", "freyr:reply")
+
+
+@dataclass(frozen=True)
+class Contestant:
+    """A strategy label and whether the program stops at the calls."""
+
+    label: str
+    calls_only: bool
+
+    @classmethod
+    def parse(cls, text: str) -> Contestant:
+        """``freyr+abstain:calls`` or ``native:reply`` (the mode defaults to ``calls``)."""
+        label, _, mode = text.partition(":")
+        if mode not in ("", "calls", "reply"):
+            raise SystemExit(f"error: {text}: the mode after ':' is calls or reply")
+        return cls(label, mode != "reply")
+
+    @property
+    def name(self) -> str:
+        return f"{self.label}:{'calls' if self.calls_only else 'reply'}"
+
+
+def suite_benchmark() -> Benchmark:
+    """Our tool suite's test file as a benchmark (the calls are recorded, not executed)."""
+    return dataset_benchmark(open_toolboxes(tools=SUITE_TOOLS), SUITE_TEST)
+
+
+def spread(episodes: list[Episode], limit: int | None, group: Any) -> list[Episode]:
+    """At most ``limit`` episodes per group (category, for the suite), in file order."""
+    if not limit:
+        return episodes
+    taken: dict[str, int] = {}
+    kept = []
+    for episode in episodes:
+        key = group(episode)
+        if taken.get(key, 0) < limit:
+            taken[key] = taken.get(key, 0) + 1
+            kept.append(episode)
+    return kept
+
+
+def toolbox_key(episode: Episode) -> str:
+    """The toolbox a suite episode's request offers (requests of one run back to back)."""
+    box = episode.steps[0].toolbox
+    return ",".join(box.names) if box is not None else ""
+
+
+def build(benchmark: Benchmark, options: EvalOptions, label: str, model: str) -> FreyrProgram:
+    """The benchmark's program for ``label``, its switches on, every role on ``model``."""
+    name, switches = parse_label(label)
+    program = benchmark.make_program(name, options)
+    if switches:
+        program.strategy = make_strategy(name, **switches)
+    program.apply_assignment(
+        build_assignment(program.role_names, default_model=model, sampling_specs=GREEDY)
+    )
+    return program
+
+
+def measure_episode(
+    benchmark: Benchmark, program: FreyrProgram, episode: Episode, contestant: Contestant
+) -> Iterator[dict[str, Any]]:
+    """Run each step of ``episode`` from its own start state; one row per step."""
+    engine = shared_engine(program.assignment[program.role_names[0]].model)
+    for step in episode.steps:
+        before = program.coerce_state(step.start_state)
+        prompt_seconds, evaluated = engine.prompt_seconds, engine.prompt_tokens_evaluated
+        started = time.perf_counter()
+        prediction = program(
+            message=step.message,
+            conversation=step.conversation,
+            state=before,
+            toolbox=step.toolbox,
+            calls_only=contestant.calls_only,
+        )
+        seconds = time.perf_counter() - started
+        result = prediction.result
+        usage = result.total_usage
+        yield {
+            "step": step.id,
+            "case": episode.case,
+            "exact": benchmark.score(step, before, prediction).success,
+            "calls": [[c.tool, c.arguments] for c in result.calls],
+            "seconds": round(seconds, 3),
+            "prompt_seconds": round(engine.prompt_seconds - prompt_seconds, 3),
+            "tokens_sent": usage.input_tokens,
+            # Scoring (calibrate) evaluates outside the completion counter: counted as sent.
+            "tokens_evaluated": engine.prompt_tokens_evaluated - evaluated,
+            "output_tokens": usage.output_tokens,
+            "lm_calls": usage.lm_calls,
+            "roles": {role: round(u.seconds, 3) for role, u in result.usage.items()},
+        }
+
+
+def run(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Run every missing row, saving after each episode."""
+    saved = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
+    rows: list[dict[str, Any]] = saved.get("rows", [])
+    done = {(r["model"], r["benchmark"], r["contestant"], r["step"]) for r in rows}
+    options = EvalOptions(data_dir=args.data, mode="bootstrap")
+    for bench_name, benchmark, episodes, contestants in plan(args, options):
+        groups: dict[str, list[Episode]] = {}
+        for episode in episodes:
+            key = toolbox_key(episode) if bench_name == "suite" else episode.id
+            groups.setdefault(key, []).append(episode)
+        for group in groups.values():
+            for contestant in contestants:
+                program = build(benchmark, options, contestant.label, args.model)
+                for episode in group:
+                    if all(
+                        (args.model, bench_name, contestant.name, s.id) in done
+                        for s in episode.steps
+                    ):
+                        continue
+                    try:
+                        measured = list(measure_episode(benchmark, program, episode, contestant))
+                    except Exception as exc:  # recorded as a failed row; the bench goes on
+                        traceback.print_exc()
+                        measured = [
+                            {
+                                "step": episode.steps[0].id,
+                                "case": episode.case,
+                                "error": f"{type(exc).__name__}: {exc}",
+                            }
+                        ]
+                    for row in measured:
+                        row.update(
+                            model=args.model, benchmark=bench_name, contestant=contestant.name
+                        )
+                        rows.append(row)
+                        print(
+                            f"{bench_name} {contestant.name:22} {row['step']:28} "
+                            f"{row.get('exact', 'error')} {row.get('seconds', '')}",
+                            file=sys.stderr,
+                            flush=True,
+                        )
+                    document = {
+                        "about": __doc__.splitlines()[0],
+                        "code": code_version(),
+                        "rows": rows,
+                    }
+                    write_text_atomic(args.out, json.dumps(document, indent=1))
+    return rows
+
+
+def plan(
+    args: argparse.Namespace, options: EvalOptions
+) -> Iterator[tuple[str, Benchmark, list[Episode], list[Contestant]]]:
+    if args.suite_limit != 0:
+        suite = suite_benchmark()
+        episodes = spread(suite.episodes(options), args.suite_limit, lambda e: e.case)
+        yield "suite", suite, episodes, [Contestant.parse(c) for c in args.contestants.split(",")]
+    if args.llmaker_limit != 0:
+        llmaker = get_benchmark("llmaker")
+        episodes = llmaker.episodes(options)[: args.llmaker_limit]
+        contestants = [Contestant.parse(c) for c in args.llmaker_contestants.split(",")]
+        yield "llmaker", llmaker, episodes, contestants
+
+
+def _median(values: Iterable[float]) -> float:
+    values = list(values)
+    return statistics.median(values) if values else float("nan")
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One table row: accuracy and the medians of time and tokens."""
+    scored = [r for r in rows if "error" not in r]
+    out: dict[str, Any] = {"n": len(rows), "errors": len(rows) - len(scored)}
+    out["exact"] = statistics.mean(r["exact"] for r in scored) if scored else float("nan")
+    for field in (
+        "seconds",
+        "prompt_seconds",
+        "tokens_sent",
+        "tokens_evaluated",
+        "output_tokens",
+        "lm_calls",
+    ):
+        out[field] = _median(r[field] for r in scored)
+    out["other_seconds"] = _median(r["seconds"] - r["prompt_seconds"] for r in scored)
+    out["mean_seconds"] = statistics.mean(r["seconds"] for r in scored) if scored else float("nan")
+    roles: dict[str, list[float]] = {}
+    for r in scored:
+        for role, seconds in r["roles"].items():
+            roles.setdefault(role, []).append(seconds)
+    out["role_seconds"] = {role: round(statistics.mean(v), 2) for role, v in roles.items()}
+    return out
+
+
+def paired_steps(rows: list[dict[str, Any]], names: list[str]) -> set[str]:
+    """The steps every contestant finished: ratios compare the same requests."""
+    per = [{r["step"] for r in rows if r["contestant"] == n and "error" not in r} for n in names]
+    return set.intersection(*per) if per else set()
+
+
+def table(rows: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    """One markdown table per (model, benchmark), on the requests every contestant finished."""
+    lines, summaries = [], {}
+    for model in dict.fromkeys(r["model"] for r in rows):
+        for bench in dict.fromkeys(r["benchmark"] for r in rows if r["model"] == model):
+            mine = [r for r in rows if r["model"] == model and r["benchmark"] == bench]
+            names = list(dict.fromkeys(r["contestant"] for r in mine))
+            steps = paired_steps(mine, names)
+            stats = {
+                n: summary([r for r in mine if r["contestant"] == n and r["step"] in steps])
+                for n in names
+            }
+            summaries[f"{model} {bench}"] = stats
+            lines += [
+                f"\n{model}, {bench}: {len(steps)} requests every contestant finished (medians)\n",
+                "| contestant | exact | s/request | × native | prompt eval s | rest s "
+                "| tokens sent | evaluated | × native sent | output tokens | model calls "
+                "| mean s per role |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|",
+            ]
+            for name, st in stats.items():
+                mode = name.split(":")[1]
+                native = stats.get(f"native:{mode}")
+                ratio = f"{st['seconds'] / native['seconds']:.2f}" if native else "-"
+                sent = f"{st['tokens_sent'] / native['tokens_sent']:.2f}" if native else "-"
+                role_text = ", ".join(f"{k} {v}" for k, v in st["role_seconds"].items())
+                lines.append(
+                    f"| {name} | {st['exact']:.2f} | {st['seconds']:.2f} | {ratio} "
+                    f"| {st['prompt_seconds']:.2f} | {st['other_seconds']:.2f} "
+                    f"| {st['tokens_sent']:.0f} | {st['tokens_evaluated']:.0f} | {sent} "
+                    f"| {st['output_tokens']:.0f} | {st['lm_calls']:.0f} | {role_text} |"
+                )
+    return "\n".join(lines), summaries
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=DEFAULT_MODEL)
+    parser.add_argument(
+        "--contestants",
+        default=",".join(CONTESTANTS),
+        help="suite contestants: LABEL[:calls|:reply], comma-separated",
+    )
+    parser.add_argument("--llmaker-contestants", default=",".join(LLMAKER_CONTESTANTS))
+    parser.add_argument(
+        "--suite-limit",
+        type=int,
+        default=4,
+        help="requests per suite category (0: skip the suite; -1: all)",
+    )
+    parser.add_argument(
+        "--llmaker-limit",
+        type=int,
+        default=4,
+        help="LLMaker episodes, all their steps (0: skip LLMaker; -1: all)",
+    )
+    parser.add_argument("--data", type=Path, default=None, help="benchmark data directory")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--report-only", action="store_true")
+    args = parser.parse_args()
+    args.data = args.data or Settings().resolve_data_dir()
+    for name in ("suite_limit", "llmaker_limit"):
+        if getattr(args, name) < 0:
+            setattr(args, name, None)
+    if args.report_only:
+        rows = json.loads(args.out.read_text(encoding="utf-8"))["rows"]
+    else:
+        rows = run(args)
+    text, summaries = table(rows)
+    print(text)
+    document = json.loads(args.out.read_text(encoding="utf-8"))
+    document["summary"] = summaries
+    write_text_atomic(args.out, json.dumps(document, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,183 @@
+"""FREYR's precision on fakes: several calls of one tool, abstaining, and calls-only runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dspy
+import pytest
+
+from freyr_dspy.errors import ConfigError
+from freyr_dspy.program import FreyrProgram
+from freyr_dspy.roles.parameters import several_calls_contract
+from freyr_dspy.strategies import make_strategy
+from freyr_dspy.testing import FakeCall, FunctionLM
+from freyr_dspy.tools import Tool, Toolbox
+
+
+def weather(city: str, unit: str = "celsius") -> str:
+    """Current weather in a city.
+
+    Args:
+        city: the city.
+        unit: celsius or fahrenheit.
+    """
+    return f"sunny in {city}"
+
+
+def area(base: float, height: float) -> float:
+    """Area of a triangle from its base and height."""
+    return base * height / 2
+
+
+BOX = Toolbox([Tool.from_function(weather), Tool.from_function(area)])
+
+
+def program(
+    answers: dict[str, Any], strategy: str = "freyr", **settings: Any
+) -> tuple[FreyrProgram, FunctionLM]:
+    """A plain tool-use program whose roles are answered by ``answers[role]``."""
+
+    def answer(call: FakeCall) -> Any:
+        value = answers.get(call.role)
+        return value(call) if callable(value) else value
+
+    engine = FunctionLM(answer)
+    prog = FreyrProgram(toolbox=BOX, strategy=make_strategy(strategy, **settings))
+    prog.set_lm(dspy.LM("fake/precision", engine=engine, cache=False))
+    return prog, engine
+
+
+def test_the_calls_of_a_repeated_tool_are_written_together_each_with_its_values() -> None:
+    prog, engine = program(
+        {
+            "intent": {"intents": ["weather", "weather"]},
+            "parameters": {"arguments": {"calls": [{"city": "Oslo"}, {"city": "Paris"}]}},
+            "summary": {"reply": "done"},
+        }
+    )
+    result = prog(message="weather in Oslo and in Paris").result
+    assert [(c.tool, c.arguments) for c in result.calls] == [
+        ("weather", {"city": "Oslo"}),
+        ("weather", {"city": "Paris"}),
+    ]
+    [filled] = [c for c in engine.calls if c.role == "parameters"]
+    assert "at most 2" in filled.inputs["tool"]
+
+
+def test_a_call_written_twice_is_made_once_and_no_more_than_planned() -> None:
+    prog, _ = program(
+        {
+            "intent": {"intents": ["weather", "weather"]},
+            "parameters": {
+                "arguments": {"calls": [{"city": "Oslo"}, {"city": "Oslo"}, {"city": "Rome"}]}
+            },
+            "summary": {"reply": "done"},
+        }
+    )
+    result = prog(message="weather in Oslo").result
+    # Oslo once; Rome is the second distinct call, and two were planned
+    assert [c.arguments for c in result.calls] == [{"city": "Oslo"}, {"city": "Rome"}]
+
+
+def test_one_of_several_calls_that_fails_is_retried_with_its_own_arguments_shown() -> None:
+    def parameters(call: FakeCall) -> dict[str, Any]:
+        if call.inputs["feedback"] == "none":
+            return {"arguments": {"calls": [{"city": "Oslo"}, {"town": "Paris"}]}}
+        return {"arguments": {"city": "Paris"}}
+
+    prog, engine = program(
+        {
+            "intent": {"intents": ["weather", "weather"]},
+            "parameters": parameters,
+            "summary": {"reply": "done"},
+        }
+    )
+    result = prog(message="weather in Oslo and Paris").result
+    assert [c.arguments for c in result.calls] == [{"city": "Oslo"}, {"city": "Paris"}]
+    retry = [c for c in engine.calls if c.role == "parameters"][1]
+    assert "'town': 'Paris'" in retry.inputs["feedback"]
+
+
+def test_several_calls_are_typed_as_a_list_of_the_tools_arguments() -> None:
+    schema = several_calls_contract(BOX.get("weather"), 3)["arguments"]
+    calls = schema["properties"]["calls"]
+    assert (calls["minItems"], calls["maxItems"]) == (1, 3)
+    assert calls["items"]["required"] == ["city"]
+    assert schema["additionalProperties"] is False
+
+
+def test_abstain_checks_a_one_tool_plan_and_a_rejected_one_is_answered_in_words() -> None:
+    prog, engine = program(
+        {
+            "intent": {"intents": ["area"]},
+            "confirm": {"asked": {"area": False}},
+            "chat": {"reply": "I have no tool for currency conversion."},
+        },
+        abstain=True,
+    )
+    result = prog(message="turn 85 dollars into euros").result
+    assert (result.calls, result.reply) == ([], "I have no tool for currency conversion.")
+    assert engine.roles_called() == ["intent", "confirm", "chat"]
+    [check] = [c for c in engine.calls if c.role == "confirm"]
+    assert "area" in check.inputs["tools"] and "weather" not in check.inputs["tools"]
+
+
+def test_abstain_keeps_a_one_tool_plan_the_check_accepts() -> None:
+    prog, engine = program(
+        {
+            "intent": {"intents": ["area"]},
+            "confirm": {"asked": {"area": True}},
+            "parameters": {"arguments": {"base": 10, "height": 5}},
+            "summary": {"reply": "25"},
+        },
+        abstain=True,
+    )
+    result = prog(message="triangle with base 10 and height 5").result
+    assert [c.tool for c in result.calls] == ["area"]
+    assert engine.roles_called() == ["intent", "confirm", "parameters", "summary"]
+
+
+def test_without_abstain_a_one_tool_plan_is_not_checked() -> None:
+    prog, engine = program(
+        {
+            "intent": {"intents": ["area"]},
+            "parameters": {"arguments": {"base": 10, "height": 5}},
+            "summary": {"reply": "25"},
+        }
+    )
+    prog(message="triangle with base 10 and height 5")
+    assert "confirm" not in engine.roles_called()
+
+
+def test_abstain_needs_the_confirm_role() -> None:
+    with pytest.raises(ConfigError, match="abstain checks plans with the confirm role"):
+        make_strategy("freyr", abstain=True, confirm=False)
+
+
+@pytest.mark.parametrize("strategy", ["freyr", "nlt"])
+def test_calls_only_stops_at_the_calls_without_a_summary(strategy: str) -> None:
+    prog, engine = program(
+        {
+            "intent": {"intents": ["area"]},
+            "tool_selection": {"thinking": "", "assessment": "area -- YES\nweather -- NO"},
+            "parameters": {"arguments": {"base": 10, "height": 5}},
+            "summary": {"reply": "25"},
+        },
+        strategy=strategy,
+    )
+    result = prog(message="triangle with base 10 and height 5", calls_only=True).result
+    assert [c.tool for c in result.calls] == ["area"] and result.reply == ""
+    assert "summary" not in engine.roles_called()
+    made = len(engine.calls)
+    prog(message="triangle with base 10 and height 5")  # the same request, with its reply
+    assert [c.role for c in engine.calls[made:]][-1] == "summary"
+
+
+def test_calls_only_still_replies_when_no_tool_is_needed() -> None:
+    prog, engine = program(
+        {"intent": {"intents": ["conversation"]}, "chat": {"reply": "Hello!"}},
+    )
+    result = prog(message="hi", calls_only=True).result
+    assert (result.calls, result.reply) == ([], "Hello!")
+    assert engine.roles_called() == ["intent", "chat"]
