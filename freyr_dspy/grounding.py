@@ -49,6 +49,7 @@ __all__ = [
     "examples_of",
     "ground_arguments",
     "tool_without_examples",
+    "unstated_required",
     "without_examples",
 ]
 
@@ -56,6 +57,10 @@ _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?")
 _NOT_WORD = re.compile(r"[\W_]+")
 #: Shortest one-word value read as an abbreviation of a longer evidence word.
 _ABBREVIATION = 3
+#: ISO dates, times and date-times, which a model derives from "2 May" or "half past nine".
+_DATE_OR_TIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}([T ]\d{1,2}:\d{2}(:\d{2})?\S*)?|\d{1,2}:\d{2}(:\d{2})?"
+)
 #: A quoted value: 'Lisbon', "ops", `v1.2`, “Lisbon”, ‘Lisbon’.
 _QUOTED_VALUE = r"(?:'[^']+'|\"[^\"]+\"|`[^`]+`|“[^”]+”|‘[^’]+’)"
 #: "e.g. 'Lisbon'", "for example 'a', 'b' or 'c'", "such as `v1.2`": examples are quoted values.
@@ -139,6 +144,37 @@ def ground_arguments(
         else:
             dropped.append(name)
     return kept, dropped
+
+
+def unstated_required(tool: Tool, arguments: Mapping[str, Any], evidence: Evidence) -> list[str]:
+    """The required text arguments whose values share no word with the evidence.
+
+    A model asked to call a tool for a request it does not fit fills the required parameters
+    anyway, with values nobody gave: ``participants: ["participant1@example.com"]`` for "what
+    meetings do I have on Thursday", ``origin: "LAX"`` for "is flight BA 2490 on time". Such a
+    value names nothing the user said. The test is lenient, as a value the model rightly
+    derived usually keeps a word of the request (``America/Chicago`` from "Chicago time"):
+    a text is unstated when none of its words of three characters or more (or numbers) is in
+    the evidence. Enums, numbers, booleans and dates or times (``2026-05-02`` from "2 May
+    2026") are derived, not quoted, and are never counted.
+    """
+    unstated = []
+    for parameter in tool.parameters:
+        if not parameter.required or parameter.enum or parameter.name not in arguments:
+            continue
+        if any(not _shares_a_word(text, evidence) for text in _texts(arguments[parameter.name])):
+            unstated.append(parameter.name)
+    return unstated
+
+
+def _shares_a_word(text: str, evidence: Evidence) -> bool:
+    if not text.strip() or _DATE_OR_TIME.fullmatch(text.strip()):
+        return True
+    words = [w for w in _words(text).split() if len(w) >= _ABBREVIATION or w.isdigit()]
+    # A longer word may begin one of the request's ("India" in "Indian").
+    return not words or any(
+        f" {word}{'' if len(word) > _ABBREVIATION else ' '}" in evidence.words for word in words
+    )
 
 
 def _says_no_value(value: Any, enum: tuple[Any, ...]) -> bool:

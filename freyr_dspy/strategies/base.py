@@ -37,6 +37,7 @@ from freyr_dspy.grounding import (
     examples_of,
     ground_arguments,
     tool_without_examples,
+    unstated_required,
 )
 from freyr_dspy.roles import Role, role_class
 from freyr_dspy.roles.parameters import (
@@ -249,6 +250,9 @@ class Run:
     choose_listed: bool = False
     #: Stop once the calls are made: no summary call (the caller reads ``result.calls``).
     calls_only: bool = False
+    #: Do not make a call whose required text values share no word with the request
+    #: (``freyr_dspy.grounding.unstated_required``).
+    require_stated: bool = False
 
     @property
     def max_retries(self) -> int:
@@ -430,6 +434,11 @@ class Run:
                     outcome, gave_up = Outcome(ok=False, message=message), True
                     break
                 arguments, dropped = self.grounded(tool.name, prediction.arguments)
+            unstated = self.unstated(tool.name, arguments) if not errors else []
+            if unstated:
+                message = f"not made: the request gives no {', '.join(unstated)}"
+                outcome, gave_up = Outcome(ok=False, message=message), True
+                break
             refusal = self.copied_example_refusal(tool.name, arguments)
             if refusal is not None:  # asking again for the user's value costs no retry
                 attempts_left += 1
@@ -457,6 +466,17 @@ class Run:
         )
         self.calls.append(record)
         return record
+
+    def unstated(self, tool_name: str, arguments: dict[str, Any]) -> list[str]:
+        """The required text arguments nobody stated, with ``require_stated`` (else none).
+
+        Only a first attempt is checked: after an error the model may rightly write a value
+        the error listed, and the outcomes are evidence too.
+        """
+        tool = self.toolbox.resolve(tool_name)
+        if not self.require_stated or tool is None:
+            return []
+        return unstated_required(tool, arguments, self.evidence())
 
     def blamed_by(self, error: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """The arguments ``error`` blames (none without ``exclude_blamed`` or ``choose_listed``).

@@ -17,7 +17,7 @@ from freyr_dspy.errors import ConfigError
 from freyr_dspy.parsing import CONVERSATION, match_names
 from freyr_dspy.roles.confirm import confirm_contract, confirmed
 from freyr_dspy.roles.intent import intent_contract
-from freyr_dspy.schemas import Failure, Result
+from freyr_dspy.schemas import CallRecord, Failure, Result
 from freyr_dspy.strategies.base import Run, StrategyModule, has_lm, unknown_tools_failure
 from freyr_dspy.strategies.calibration import calibrated_first_tool
 
@@ -30,6 +30,7 @@ __all__ = [
     "confirm_intents",
     "copies_catalog",
     "exhausted_failure",
+    "never_made",
     "recognise_intents",
     "replan_note",
     "run_freyr",
@@ -187,6 +188,11 @@ def exhausted_failure(
     return Failure(kind="retries" if exhausted else "gave_up", detail="; ".join(parts))
 
 
+def never_made(call: CallRecord) -> bool:
+    """Whether a call was given up before any attempt (``Run.unstated``: values nobody gave)."""
+    return call.gave_up and call.attempts == 0
+
+
 def run_freyr(
     run: Run, *, calibrate: bool = False, replan: bool = False, abstain: bool = False
 ) -> Result:
@@ -202,6 +208,8 @@ def run_freyr(
         failure = unknown_tools_failure("intent", unknown)
         return chat(run, intents, failure)
     skipped = run.call_until_exhausted(tool_intents)
+    if run.calls and all(never_made(call) for call in run.calls):
+        return chat(run, intents)  # every call lacked a value the user never gave: ask
     if replan and run.calls and run.calls[0].exhausted:
         return replanned(run, intents, skipped, calibrate=calibrate)
     return summarise(run, intents, skipped=skipped)
@@ -280,6 +288,9 @@ class Freyr(StrategyModule):
         abstain: check a plan of one tool with the ``confirm`` role too, so a request no
             offered tool can carry out gets a reply in words and no call (``confirm_intents``).
             Needs ``confirm``.
+        require_stated: do not make a call whose required text values share no word with
+            the request (``freyr_dspy.grounding.unstated_required``); when no call is left, the
+            ``chat`` role replies, and may ask for what is missing.
     """
 
     name = "freyr"
@@ -296,6 +307,7 @@ class Freyr(StrategyModule):
         exclude_blamed: bool = False,
         choose_listed: bool = False,
         abstain: bool = False,
+        require_stated: bool = False,
     ) -> None:
         if abstain and not confirm:
             raise ConfigError("freyr: abstain checks plans with the confirm role; keep confirm")
@@ -307,6 +319,7 @@ class Freyr(StrategyModule):
         self.excludes_blamed = exclude_blamed
         self.chooses_listed = choose_listed
         self.abstains = abstain
+        self.requires_stated = require_stated
 
     def config(self) -> dict[str, bool]:
         """The settings that differ from the defaults (``confirm: False``, others ``True``)."""
@@ -317,6 +330,7 @@ class Freyr(StrategyModule):
             "exclude_blamed": self.excludes_blamed,
             "choose_listed": self.chooses_listed,
             "abstain": self.abstains,
+            "require_stated": self.requires_stated,
         }
         return config | {name: True for name, on in switched_on.items() if on}
 
@@ -324,4 +338,5 @@ class Freyr(StrategyModule):
         """Run Algorithm 1 for one request."""
         run.exclude_blamed = self.excludes_blamed
         run.choose_listed = self.chooses_listed
+        run.require_stated = self.requires_stated
         return run_freyr(run, calibrate=self.calibrates, replan=self.replans, abstain=self.abstains)
