@@ -147,3 +147,20 @@ def test_the_program_drops_an_invented_priority_and_records_it(ground: bool) -> 
 def test_earlier_outcomes_and_the_state_count_as_evidence() -> None:
     evidence = Evidence.of("Reply to it.", "", "inbox: msg-0042 from Ana", "- search(): found 3")
     assert evidence.states("msg-0042") and evidence.states(3) and not evidence.states(4)
+
+
+def test_unstated_required_names_text_values_that_share_no_word_with_the_request() -> None:
+    from freyr_dspy.grounding import unstated_required
+
+    def slot(participants: list[str], date: str, zone: str, minutes: int) -> str:
+        """Find a free slot."""
+        return "ok"
+
+    tool = Tool.from_function(slot)
+    evidence = Evidence.of("Meet Ana on 2 May 2026, Chicago time, for 30 minutes")
+    stated = {"participants": ["ana@example.com"], "date": "2026-05-02", "zone": "America/Chicago"}
+    assert unstated_required(tool, {**stated, "minutes": 45}, evidence) == []
+    invented = {**stated, "participants": ["participant1@example.com"], "zone": "UTC"}
+    assert unstated_required(tool, invented, evidence) == ["participants", "zone"]
+    # a longer word may begin one of the request's: "India" for "Indian"
+    assert unstated_required(tool, {"zone": "India"}, Evidence.of("an Indian passport")) == []

@@ -181,3 +181,31 @@ def test_calls_only_still_replies_when_no_tool_is_needed() -> None:
     result = prog(message="hi", calls_only=True).result
     assert (result.calls, result.reply) == ([], "Hello!")
     assert engine.roles_called() == ["intent", "chat"]
+
+
+def test_require_stated_makes_no_call_with_an_invented_required_value_and_chats() -> None:
+    prog, engine = program(
+        {
+            "intent": {"intents": ["weather"]},
+            "parameters": {"arguments": {"city": "Atlantis"}},
+            "chat": {"reply": "Which city?"},
+        },
+        require_stated=True,
+    )
+    result = prog(message="what's the weather like?").result
+    assert (result.reply, [c.outcome.ok for c in result.calls]) == ("Which city?", [False])
+    assert result.calls[0].outcome.message == "not made: the request gives no city"
+    assert engine.roles_called() == ["intent", "parameters", "chat"]
+
+
+def test_require_stated_makes_a_call_whose_values_the_request_gives() -> None:
+    prog, _ = program(
+        {
+            "intent": {"intents": ["weather"]},
+            "parameters": {"arguments": {"city": "Oslo"}},
+            "summary": {"reply": "sunny"},
+        },
+        require_stated=True,
+    )
+    result = prog(message="what's the weather like in Oslo?").result
+    assert [(c.tool, c.outcome.ok) for c in result.calls] == [("weather", True)]
