@@ -115,11 +115,24 @@ def build(benchmark: Benchmark, options: EvalOptions, label: str, model: str) ->
     return program
 
 
+class _NoEngine:
+    """A model served elsewhere: no prompt clock, no evaluated-token counter."""
+
+    prompt_seconds = 0.0
+    prompt_tokens_evaluated = 0
+
+
+def in_process_engine(model: str) -> Any:
+    """The llama.cpp engine of an embedded or ``gguf:`` model, else a stand-in reading 0."""
+    in_process = model.startswith(("embedded/", "gguf:"))
+    return shared_engine(model) if in_process else _NoEngine()
+
+
 def measure_episode(
     benchmark: Benchmark, program: FreyrProgram, episode: Episode, contestant: Contestant
 ) -> Iterator[dict[str, Any]]:
     """Run each step of ``episode`` from its own start state; one row per step."""
-    engine = shared_engine(program.assignment[program.role_names[0]].model)
+    engine = in_process_engine(program.assignment[program.role_names[0]].model)
     for step in episode.steps:
         before = program.coerce_state(step.start_state)
         prompt_seconds, evaluated = engine.prompt_seconds, engine.prompt_tokens_evaluated
@@ -307,6 +320,13 @@ def main() -> int:
         help="LLMaker episodes, all their steps (0: skip LLMaker; -1: all)",
     )
     parser.add_argument("--data", type=Path, default=None, help="benchmark data directory")
+    parser.add_argument(
+        "--prompt-lookup",
+        type=int,
+        default=0,
+        help="draft tokens for speculative decoding by prompt lookup (0: off); "
+        "recorded as a suffix of every contestant's name",
+    )
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--report-only", action="store_true")
     args = parser.parse_args()
@@ -314,6 +334,8 @@ def main() -> int:
     for name in ("suite_limit", "llmaker_limit"):
         if getattr(args, name) < 0:
             setattr(args, name, None)
+    if args.prompt_lookup:
+        shared_engine(args.model).prompt_lookup = args.prompt_lookup
     if args.report_only:
         rows = json.loads(args.out.read_text(encoding="utf-8"))["rows"]
     else:

@@ -199,3 +199,34 @@ def test_retry_stats_refuse_a_file_without_records_in_one_line(tmp_path: Path) -
     broken.write_text("{not json")
     with pytest.raises(SystemExit, match="not a freyr eval --out file"):
         stats_script.main([str(broken)])
+
+
+def test_the_speed_bench_measures_the_suite_with_a_fake_and_compares_same_mode_contestants(
+    tmp_path: Path,
+) -> None:
+    from freyr_dspy.testing import FunctionLM, register_fake
+
+    bench = load_script("bench_speed")
+    assert bench.Contestant.parse("freyr+abstain:reply") == bench.Contestant("freyr+abstain", False)
+    suite = bench.suite_benchmark()
+    episodes = bench.spread(
+        suite.episodes(bench.EvalOptions(data_dir=tmp_path)), 1, lambda e: e.case
+    )
+    assert len(episodes) == len({e.case for e in episodes}) == 5  # one request per category
+
+    replies = {"intent": {"intents": ["conversation"]}, "chat": {"reply": "hello"}}
+    register_fake("speed", FunctionLM(lambda call: replies[call.role]))
+    try:
+        program = bench.build(suite, bench.EvalOptions(data_dir=tmp_path), "freyr", "fake/speed")
+        chat_row = next(e for e in episodes if e.case == "no-tool-chat")
+        [row] = bench.measure_episode(suite, program, chat_row, bench.Contestant("freyr", True))
+    finally:
+        unregister_fake("speed")
+    assert row["exact"] == 1.0 and row["calls"] == [] and row["lm_calls"] == 2
+    rows = [
+        {**row, "model": "m", "benchmark": "suite", "contestant": name, "seconds": s}
+        for name, s in (("native:calls", 2.0), ("freyr:calls", 1.0))
+    ]
+    text, summaries = bench.table(rows)
+    assert "| freyr:calls | 1.00 | 1.00 | 0.50 |" in text
+    assert summaries["m suite"]["native:calls"]["n"] == 1

@@ -74,6 +74,10 @@ class LlamaCppEngine:
             a llama.cpp handler name such as ``chatml-function-calling``, ``"auto"`` (decide
             from the template), or None: it cannot (a ``ToolUnsupportedError`` says so).
         prefix_cache_bytes: RAM for saved prefix states; 0 turns the prefix cache off.
+        prompt_lookup: draft tokens per step for speculative decoding by prompt lookup
+            (llama-cpp-python's ``LlamaPromptLookupDecoding``: the draft is copied from the
+            prompt); 0 turns it off. Set before the model loads. Off by default: see
+            docs/results/speed.md for what it measured.
     """
 
     supports_function_calling = True
@@ -100,8 +104,10 @@ class LlamaCppEngine:
         chat_format: str | None = None,
         tool_chat_format: str | None = None,
         prefix_cache_bytes: int = DEFAULT_PREFIX_CACHE_BYTES,
+        prompt_lookup: int = 0,
     ) -> None:
         self.model_path = str(model_path)
+        self.prompt_lookup = prompt_lookup
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.seed = seed
@@ -154,6 +160,7 @@ class LlamaCppEngine:
             n_threads=self.n_threads or os.cpu_count(),
             seed=self.seed,
             chat_format=self.chat_format,
+            draft_model=_draft_model(self.prompt_lookup),
             verbose=False,
         )
         llama.set_cache(_ram_cache(self.prefix_cache_bytes))
@@ -253,6 +260,15 @@ def _no_free_choice(model: str) -> ToolUnsupportedError:
         "only when one tool is forced); use a strategy that selects the tool first, such as freyr",
         model=model,
     )
+
+
+def _draft_model(tokens: int) -> Any:
+    """A prompt-lookup draft model proposing ``tokens`` tokens per step, or None for 0."""
+    if tokens <= 0:
+        return None
+    from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+
+    return LlamaPromptLookupDecoding(num_pred_tokens=tokens)
 
 
 def _ram_cache(capacity_bytes: int) -> Any:
