@@ -544,6 +544,7 @@ def test_gated_holds_the_gate_and_exactly_its_inner_strategys_roles(
         Freyr(exclude_blamed=True, choose_listed=True),
         Freyr(calibrate=True, replan=True, exclude_blamed=True, choose_listed=True),
         Freyr(abstain=True),
+        Freyr(require_stated=True, split_calls=True),
         Nlt(respond=False),
         Gated(inner="nlt", respond=False),
     ],

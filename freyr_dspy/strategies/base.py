@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from freyr_dspy.tools import CatalogLevel
 
 __all__ = [
+    "SPLIT_MOST",
     "FunctionStrategy",
     "ModelFailure",
     "ProgramView",
@@ -220,6 +221,10 @@ class _FunctionModule(StrategyModule):
         return self._fn(run)
 
 
+#: Most calls of one tool the parameters role may write at once with ``Run.split_calls``.
+SPLIT_MOST = 4
+
+
 class ModelFailure(Exception):
     """Internal signal: a role's model failed; the run stops and reports what it has."""
 
@@ -250,6 +255,9 @@ class Run:
     choose_listed: bool = False
     #: Stop once the calls are made: no summary call (the caller reads ``result.calls``).
     calls_only: bool = False
+    #: Let the parameters role write several calls of any planned tool, not only of one the
+    #: plan repeats (``fill_several``), up to ``SPLIT_MOST``.
+    split_calls: bool = False
     #: Do not make a call whose required text values share no word with the request
     #: (``freyr_dspy.grounding.unstated_required``).
     require_stated: bool = False
@@ -496,13 +504,15 @@ class Run:
 
         A tool planned several times ("the weather in Oslo and in Paris") has all its calls
         written at once, where its first entry stands (``fill_several``): asked for each
-        entry alone, Qwen 1.5B wrote the same arguments every time. Returns the names never
-        attempted.
+        entry alone, Qwen 1.5B wrote the same arguments every time. With ``split_calls``
+        every planned tool is filled that way, for models that name a tool once whatever
+        the message asks of it. Returns the names never attempted.
         """
         planned = Counter(tool_names)
         order = list(dict.fromkeys(tool_names))
         for index, name in enumerate(order):
-            several = self.fill_several(name, planned[name]) if planned[name] > 1 else [None]
+            most = max(planned[name], SPLIT_MOST if self.split_calls else 1)
+            several = self.fill_several(name, most) if most > 1 else [None]
             for first in several:
                 if self.call_with_retries(name, first=first).exhausted:
                     return [n for n in tool_names if n in order[index + 1 :]]

@@ -291,6 +291,8 @@ class Freyr(StrategyModule):
         require_stated: do not make a call whose required text values share no word with
             the request (``freyr_dspy.grounding.unstated_required``); when no call is left, the
             ``chat`` role replies, and may ask for what is missing.
+        split_calls: let the parameters role write several calls of any planned tool (at
+            most ``SPLIT_MOST``), not only of a tool the plan names more than once.
     """
 
     name = "freyr"
@@ -308,6 +310,7 @@ class Freyr(StrategyModule):
         choose_listed: bool = False,
         abstain: bool = False,
         require_stated: bool = False,
+        split_calls: bool = False,
     ) -> None:
         if abstain and not confirm:
             raise ConfigError("freyr: abstain checks plans with the confirm role; keep confirm")
@@ -320,6 +323,7 @@ class Freyr(StrategyModule):
         self.chooses_listed = choose_listed
         self.abstains = abstain
         self.requires_stated = require_stated
+        self.splits_calls = split_calls
 
     def config(self) -> dict[str, bool]:
         """The settings that differ from the defaults (``confirm: False``, others ``True``)."""
@@ -331,6 +335,7 @@ class Freyr(StrategyModule):
             "choose_listed": self.chooses_listed,
             "abstain": self.abstains,
             "require_stated": self.requires_stated,
+            "split_calls": self.splits_calls,
         }
         return config | {name: True for name, on in switched_on.items() if on}
 
@@ -339,4 +344,5 @@ class Freyr(StrategyModule):
         run.exclude_blamed = self.excludes_blamed
         run.choose_listed = self.chooses_listed
         run.require_stated = self.requires_stated
+        run.split_calls = self.splits_calls
         return run_freyr(run, calibrate=self.calibrates, replan=self.replans, abstain=self.abstains)

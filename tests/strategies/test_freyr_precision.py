@@ -209,3 +209,18 @@ def test_require_stated_makes_a_call_whose_values_the_request_gives() -> None:
     )
     result = prog(message="what's the weather like in Oslo?").result
     assert [(c.tool, c.outcome.ok) for c in result.calls] == [("weather", True)]
+
+
+def test_split_calls_lets_a_tool_named_once_be_called_for_each_thing_asked() -> None:
+    prog, engine = program(
+        {
+            "intent": {"intents": ["weather"]},
+            "parameters": {"arguments": {"calls": [{"city": "Oslo"}, {"city": "Paris"}]}},
+            "summary": {"reply": "done"},
+        },
+        split_calls=True,
+    )
+    result = prog(message="weather in Oslo and in Paris").result
+    assert [c.arguments["city"] for c in result.calls] == ["Oslo", "Paris"]
+    [filled] = [c for c in engine.calls if c.role == "parameters"]
+    assert "at most 4" in filled.inputs["tool"]
