@@ -414,7 +414,7 @@ class Run:
         arguments: dict[str, Any] = {}
         dropped: list[str] = []
         outcome = Outcome(ok=False, message="not attempted")
-        gave_up = False
+        gave_up = ran = False
         attempts_left = 1 + self.max_retries
         while attempts_left > 0:
             attempts_left -= 1
@@ -442,18 +442,19 @@ class Run:
                     outcome, gave_up = Outcome(ok=False, message=message), True
                     break
                 arguments, dropped = self.grounded(tool.name, prediction.arguments)
-            unstated = self.unstated(tool.name, arguments) if not errors else []
+            refusal = self.copied_example_refusal(tool.name, arguments)
+            # After a tool error the model may rightly write a value the error listed.
+            unstated = self.unstated(tool.name, arguments) if refusal is None and not ran else []
             if unstated:
                 message = f"not made: the request gives no {', '.join(unstated)}"
                 outcome, gave_up = Outcome(ok=False, message=message), True
                 break
-            refusal = self.copied_example_refusal(tool.name, arguments)
             if refusal is not None:  # asking again for the user's value costs no retry
                 attempts_left += 1
                 outcome = Outcome(ok=False, message=refusal)
                 shown = tool_without_examples(tool)  # what it cannot see, it cannot copy again
             else:
-                outcome = self.run_tool(tool.name, arguments)
+                outcome, ran = self.run_tool(tool.name, arguments), True
             if outcome.ok:
                 break
             errors.append(outcome.message)
@@ -478,8 +479,8 @@ class Run:
     def unstated(self, tool_name: str, arguments: dict[str, Any]) -> list[str]:
         """The required text arguments nobody stated, with ``require_stated`` (else none).
 
-        Only a first attempt is checked: after an error the model may rightly write a value
-        the error listed, and the outcomes are evidence too.
+        Checked until the tool has run once (``call_with_retries``); a copy of a
+        description's example is refused first, so the model writes the user's value.
         """
         tool = self.toolbox.resolve(tool_name)
         if not self.require_stated or tool is None:

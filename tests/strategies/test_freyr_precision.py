@@ -224,3 +224,32 @@ def test_split_calls_lets_a_tool_named_once_be_called_for_each_thing_asked() -> 
     assert [c.arguments["city"] for c in result.calls] == ["Oslo", "Paris"]
     [filled] = [c for c in engine.calls if c.role == "parameters"]
     assert "at most 4" in filled.inputs["tool"]
+
+
+def test_require_stated_lets_a_copied_example_be_written_again_before_judging() -> None:
+    def city(name: str) -> str:
+        """Weather in a city.
+
+        Args:
+            name: the city, e.g. 'Lisbon'.
+        """
+        return f"sunny in {name}"
+
+    answers = iter([{"arguments": {"name": "Lisbon"}}, {"arguments": {"name": "Oslo"}}])
+
+    def parameters(call: FakeCall) -> dict[str, Any]:
+        return next(answers)
+
+    engine = FunctionLM(
+        lambda call: (
+            {"intent": {"intents": ["city"]}, "summary": {"reply": "ok"}}.get(call.role)
+            or parameters(call)
+        )
+    )
+    prog = FreyrProgram(
+        toolbox=Toolbox([Tool.from_function(city)]),
+        strategy=make_strategy("freyr", require_stated=True),
+    )
+    prog.set_lm(dspy.LM("fake/precision-copy", engine=engine, cache=False))
+    result = prog(message="is it sunny in Oslo?").result
+    assert [(c.arguments, c.outcome.ok) for c in result.calls] == [({"name": "Oslo"}, True)]
