@@ -77,7 +77,7 @@ class LlamaCppEngine:
         prompt_lookup: draft tokens per step for speculative decoding by prompt lookup
             (llama-cpp-python's ``LlamaPromptLookupDecoding``: the draft is copied from the
             prompt); 0 turns it off. Set before the model loads. Off by default: see
-            docs/results/speed.md for what it measured.
+            docs/results/default-program.md (not measured yet).
     """
 
     supports_function_calling = True
