@@ -40,6 +40,10 @@ class CallRecord(BaseModel):
     attempts: int = 1
     errors: list[str] = Field(default_factory=list, description="feedback of failed attempts")
     gave_up: bool = Field(default=False, description="the model judged no arguments could work")
+    never_made: bool = Field(
+        default=False,
+        description="given up before the tool ever ran: nothing happened a summary could report",
+    )
     dropped: list[str] = Field(
         default_factory=list,
         description="optional arguments left out: the model wrote values nobody stated",

@@ -471,6 +471,7 @@ class Run:
             attempts=len(errors) + (1 if outcome.ok else 0),
             errors=errors,
             gave_up=gave_up,
+            never_made=gave_up and not ran,
             dropped=dropped,
         )
         self.calls.append(record)

@@ -30,7 +30,6 @@ __all__ = [
     "confirm_intents",
     "copies_catalog",
     "exhausted_failure",
-    "never_made",
     "recognise_intents",
     "replan_note",
     "run_freyr",
@@ -188,11 +187,6 @@ def exhausted_failure(
     return Failure(kind="retries" if exhausted else "gave_up", detail="; ".join(parts))
 
 
-def never_made(call: CallRecord) -> bool:
-    """Whether a call was given up before any attempt (``Run.unstated``: values nobody gave)."""
-    return call.gave_up and call.attempts == 0
-
-
 def run_freyr(
     run: Run, *, calibrate: bool = False, replan: bool = False, abstain: bool = False
 ) -> Result:
@@ -208,7 +202,7 @@ def run_freyr(
         failure = unknown_tools_failure("intent", unknown)
         return chat(run, intents, failure)
     skipped = run.call_until_exhausted(tool_intents)
-    if run.calls and all(never_made(call) for call in run.calls):
+    if run.calls and all(call.never_made for call in run.calls):
         return chat(run, intents)  # every call lacked a value the user never gave: ask
     if replan and run.calls and run.calls[0].exhausted:
         return replanned(run, intents, skipped, calibrate=calibrate)

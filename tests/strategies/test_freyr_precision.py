@@ -253,3 +253,26 @@ def test_require_stated_lets_a_copied_example_be_written_again_before_judging() 
     prog.set_lm(dspy.LM("fake/precision-copy", engine=engine, cache=False))
     result = prog(message="is it sunny in Oslo?").result
     assert [(c.arguments, c.outcome.ok) for c in result.calls] == [({"name": "Oslo"}, True)]
+
+
+def test_a_call_refused_as_a_copied_example_then_as_unstated_is_answered_by_chat() -> None:
+    def city(name: str) -> str:
+        """Weather in a city.
+
+        Args:
+            name: the city, e.g. 'Lisbon'.
+        """
+        return f"sunny in {name}"
+
+    answers = iter([{"arguments": {"name": "Lisbon"}}, {"arguments": {"name": "Atlantis"}}])
+    replies = {"intent": {"intents": ["city"]}, "chat": {"reply": "Which city?"}}
+    engine = FunctionLM(lambda call: replies.get(call.role) or next(answers))
+    prog = FreyrProgram(
+        toolbox=Toolbox([Tool.from_function(city)]),
+        strategy=make_strategy("freyr", require_stated=True),
+    )
+    prog.set_lm(dspy.LM("fake/precision-copy-unstated", engine=engine, cache=False))
+    result = prog(message="is it sunny?").result
+    [call] = result.calls
+    assert (call.never_made, call.attempts, result.reply) == (True, 1, "Which city?")
+    assert engine.roles_called() == ["intent", "parameters", "parameters", "chat"]
