@@ -33,7 +33,7 @@ import sys
 import time
 import traceback
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ from freyr_dspy.assignment import build_assignment
 from freyr_dspy.backends.embedded import shared_engine
 from freyr_dspy.datasets.files import dataset_benchmark, open_toolboxes
 from freyr_dspy.evaluation.benchmark import Benchmark, Episode, EvalOptions, get_benchmark
+from freyr_dspy.evaluation.runner import run_episode
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.settings import DEFAULT_MODEL, Settings
 from freyr_dspy.strategies import make_strategy, parse_label
@@ -131,35 +132,27 @@ def in_process_engine(model: str) -> Any:
 def measure_episode(
     benchmark: Benchmark, program: FreyrProgram, episode: Episode, contestant: Contestant
 ) -> Iterator[dict[str, Any]]:
-    """Run each step of ``episode`` from its own start state; one row per step."""
+    """Run each step of ``episode`` from its own start state, as the evaluation runner does."""
     engine = in_process_engine(program.assignment[program.role_names[0]].model)
     for step in episode.steps:
-        before = program.coerce_state(step.start_state)
+        alone = replace(episode, steps=(replace(step, calls_only=contestant.calls_only),))
         prompt_seconds, evaluated = engine.prompt_seconds, engine.prompt_tokens_evaluated
         started = time.perf_counter()
-        prediction = program(
-            message=step.message,
-            conversation=step.conversation,
-            state=before,
-            toolbox=step.toolbox,
-            calls_only=contestant.calls_only,
-        )
+        [record] = run_episode(benchmark, program, alone)
         seconds = time.perf_counter() - started
-        result = prediction.result
-        usage = result.total_usage
         yield {
             "step": step.id,
             "case": episode.case,
-            "exact": benchmark.score(step, before, prediction).success,
-            "calls": [[c.tool, c.arguments] for c in result.calls],
+            "exact": record.success,
+            "calls": [[c["tool"], c["arguments"]] for c in record.calls],
             "seconds": round(seconds, 3),
             "prompt_seconds": round(engine.prompt_seconds - prompt_seconds, 3),
-            "tokens_sent": usage.input_tokens,
+            "tokens_sent": record.input_tokens,
             # Scoring (calibrate) evaluates outside the completion counter: counted as sent.
             "tokens_evaluated": engine.prompt_tokens_evaluated - evaluated,
-            "output_tokens": usage.output_tokens,
-            "lm_calls": usage.lm_calls,
-            "roles": {role: round(u.seconds, 3) for role, u in result.usage.items()},
+            "output_tokens": record.output_tokens,
+            "lm_calls": record.lm_calls,
+            "roles": record.role_seconds,
         }
 
 

@@ -57,8 +57,8 @@ def config(**changes: Any) -> EvalConfig:
 
 
 def comparable(evaluation: EvalRun) -> list[dict[str, Any]]:
-    """Records without wall-clock seconds (the only value that differs between runs)."""
-    return [{**r.to_json(), "seconds": None} for r in evaluation.records]
+    """Records without wall-clock seconds (the only values that differ between runs)."""
+    return [{**r.to_json(), "seconds": None, "role_seconds": None} for r in evaluation.records]
 
 
 def track_units(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, int, str]]:
@@ -93,6 +93,7 @@ def test_evaluate_runs_every_unit_with_fresh_lm_calls(tiny: TinyBenchmark, count
     freyr = [r for r in evaluation.records if r.strategy == "freyr"]
     lazy = [r for r in evaluation.records if r.strategy == "lazy"]
     assert all(r.success == 1.0 for r in freyr) and all(r.success == 0.0 for r in lazy)
+    assert {tuple(r.role_seconds) for r in freyr} == {("intent", "parameters", "summary")}
     # no cache: both runs paid for their calls (freyr: intent, parameters, summary; lazy: chat)
     assert len(counter.calls) == 2 * 4 * 3 + 2 * 4 * 1
     assert {r.run for r in evaluation.records} == {0, 1}

@@ -33,6 +33,8 @@ class StepRecord:
     output_tokens: int = 0
     lm_calls: int = 0
     seconds: float = 0.0
+    #: Seconds per role (where a request's time went).
+    role_seconds: dict[str, float] = field(default_factory=dict)
     reply: str = ""
     calls: list[dict[str, Any]] = field(default_factory=list)
 
@@ -128,6 +130,7 @@ def _record(
         output_tokens=total.output_tokens,
         lm_calls=total.lm_calls,
         seconds=total.seconds,
+        role_seconds={role: round(usage.seconds, 3) for role, usage in result.usage.items()},
         reply=result.reply,
         calls=[c.model_dump(mode="json") for c in result.calls],
     )
