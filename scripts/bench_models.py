@@ -41,7 +41,8 @@ from freyr_dspy.evaluation.runner import run_episode
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.settings import Settings
 from freyr_dspy.strategies import register_strategy
-from freyr_dspy.strategies.base import FunctionStrategy, Run
+from freyr_dspy.strategies.base import FunctionStrategy
+from freyr_dspy.strategies.run import Run
 from freyr_dspy.strategies.freyr import recognise_intents
 from freyr_dspy.tools import Toolbox
 

@@ -9,14 +9,14 @@ from freyr_dspy.errors import ConfigError
 from freyr_dspy.registry import Registry
 from freyr_dspy.strategies.base import (
     FunctionStrategy,
-    ModelFailure,
-    Run,
     StrategyFactory,
     StrategyModule,
     accepted_config,
     setting_names,
 )
 from freyr_dspy.strategies.freyr import Freyr
+from freyr_dspy.strategies.policies import CallPolicy, PlanningPolicy
+from freyr_dspy.strategies.run import ModelFailure, Run
 
 #: The modules named here register further strategies when imported (kept lazy); plugins
 #: (the benchmarks' own strategies) register theirs with ``register_strategy``.
@@ -93,8 +93,10 @@ def strategy_roles(label: str) -> tuple[str, ...]:
 
 __all__ = [
     "STRATEGIES",
+    "CallPolicy",
     "FunctionStrategy",
     "ModelFailure",
+    "PlanningPolicy",
     "Run",
     "StrategyFactory",
     "StrategyModule",

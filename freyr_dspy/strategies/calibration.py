@@ -29,7 +29,7 @@ from freyr_dspy.contracts import Contract, with_contract
 from freyr_dspy.demo_pool import demos_for
 from freyr_dspy.parsing import CONVERSATION
 from freyr_dspy.schemas import RoleUsage
-from freyr_dspy.strategies.base import Run
+from freyr_dspy.strategies.run import Run
 
 __all__ = ["BIAS_WEIGHT", "CONTENT_FREE_MESSAGE", "calibrated_first_tool"]
 

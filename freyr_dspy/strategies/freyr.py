@@ -13,27 +13,33 @@ from contextlib import contextmanager
 from typing import Any
 
 from freyr_dspy.contracts import Contract
-from freyr_dspy.errors import ConfigError
 from freyr_dspy.parsing import CONVERSATION, match_names
 from freyr_dspy.roles.confirm import confirm_contract, confirmed
 from freyr_dspy.roles.intent import intent_contract
-from freyr_dspy.schemas import CallRecord, Failure, Result
-from freyr_dspy.strategies.base import Run, StrategyModule, has_lm, unknown_tools_failure
+from freyr_dspy.schemas import Result
+from freyr_dspy.strategies.base import StrategyModule
 from freyr_dspy.strategies.calibration import calibrated_first_tool
+from freyr_dspy.strategies.calling import call_until_exhausted
+from freyr_dspy.strategies.policies import CallPolicy, PlanningPolicy, changed_settings
+from freyr_dspy.strategies.run import Run, has_lm
+from freyr_dspy.strategies.steps import (
+    Selection,
+    after_calls,
+    summarise,
+    unknown_tools_failure,
+    without_tools,
+)
 
 __all__ = [
     "CONVERSATION_TOOL",
     "MAX_INTENTS",
     "Freyr",
     "catalog_without",
-    "chat",
     "confirm_intents",
     "copies_catalog",
-    "exhausted_failure",
     "recognise_intents",
     "replan_note",
-    "run_freyr",
-    "summarise",
+    "replanned",
 ]
 
 CONVERSATION_TOOL = {CONVERSATION: "reply without any tool: chat, clarify, or suggest"}
@@ -135,81 +141,13 @@ def _check_with_the_planners_model(run: Run) -> None:
             program.assignment["confirm"] = program.assignment["intent"]
 
 
-def chat(run: Run, intents: list[str], failure: Failure | None = None) -> Result:
-    """Reply without tools (FREYR's LLM_chat)."""
-    prediction = run.call_role(
-        "chat", conversation=run.conversation, message=run.message, state=run.state_text()
-    )
-    return run.result(prediction.reply, intents, failure)
-
-
-def summarise(
+def replanned(
     run: Run,
     intents: list[str],
-    failure: Failure | None = None,
-    skipped: list[str] | None = None,
-    *,
-    first_call: int = 0,
+    skipped: list[str],
+    planning: PlanningPolicy,
+    calling: CallPolicy,
 ) -> Result:
-    """Report the outcomes of the calls made (FREYR's LLM_summary).
-
-    The summary sees every call made; the failure counts those from ``first_call`` on. A run
-    that wants the calls only (``Run.calls_only``) gets no summary and an empty reply.
-    """
-    failure = failure or exhausted_failure(run, skipped, first_call=first_call)
-    if run.calls_only:
-        return run.result("", intents, failure)
-    prediction = run.call_role(
-        "summary", message=run.message, outcomes=run.render_outcomes(), state=run.state_text()
-    )
-    return run.result(prediction.reply, intents, failure)
-
-
-def exhausted_failure(
-    run: Run, skipped: list[str] | None, *, first_call: int = 0
-) -> Failure | None:
-    """Name the calls given up on, those that exhausted their retries, and those skipped.
-
-    Calls before ``first_call`` belong to a plan that was replaced, and are not counted.
-    """
-    parts = []
-    calls = run.calls[first_call:]
-    gave_up = [c.tool for c in calls if c.gave_up]
-    exhausted = [c.tool for c in calls if c.exhausted]
-    if gave_up:
-        parts.append(f"gave up on {', '.join(gave_up)}")
-    if exhausted:
-        parts.append(f"retries exhausted for {', '.join(exhausted)}")
-    if skipped:
-        parts.append(f"not attempted: {', '.join(skipped)}")
-    if not parts:
-        return None
-    return Failure(kind="retries" if exhausted else "gave_up", detail="; ".join(parts))
-
-
-def run_freyr(
-    run: Run, *, calibrate: bool = False, replan: bool = False, abstain: bool = False
-) -> Result:
-    """Run Algorithm 1 for one request.
-
-    ``calibrate``: see ``recognise_intents``; ``replan``: see ``replanned``; ``abstain``:
-    see ``confirm_intents``.
-    """
-    intents, unknown = recognise_intents(run, calibrate=calibrate)
-    intents = confirm_intents(run, intents, abstain=abstain)
-    tool_intents = [name for name in intents if name != CONVERSATION]
-    if not tool_intents:
-        failure = unknown_tools_failure("intent", unknown)
-        return chat(run, intents, failure)
-    skipped = run.call_until_exhausted(tool_intents)
-    if run.calls and all(call.never_made for call in run.calls):
-        return chat(run, intents)  # every call lacked a value the user never gave: ask
-    if replan and run.calls and run.calls[0].exhausted:
-        return replanned(run, intents, skipped, calibrate=calibrate)
-    return summarise(run, intents, skipped=skipped)
-
-
-def replanned(run: Run, intents: list[str], skipped: list[str], *, calibrate: bool) -> Result:
     """Plan once more after the plan's first call failed every attempt, and carry it out.
 
     A small model's wrong first tool (a corridor for "a new room joined to the hall") fails
@@ -229,14 +167,14 @@ def replanned(run: Run, intents: list[str], skipped: list[str], *, calibrate: bo
     conversation = replan_note(run.conversation, failed.tool, failed.outcome.message)
     with catalog_without(run, failed.tool):
         new_intents, _ = recognise_intents(
-            run, calibrate=calibrate, conversation=conversation, require_tool=True
+            run, calibrate=planning.calibrate, conversation=conversation, require_tool=True
         )
         new_intents = confirm_intents(run, new_intents)
     new_tools = [name for name in new_intents if name != CONVERSATION]
     if not new_tools:
         return summarise(run, intents, skipped=skipped)
     first_call = len(run.calls)
-    new_skipped = run.call_until_exhausted(new_tools)
+    new_skipped = call_until_exhausted(run, new_tools, calling)
     return summarise(run, new_intents, skipped=new_skipped, first_call=first_call)
 
 
@@ -306,37 +244,37 @@ class Freyr(StrategyModule):
         require_stated: bool = False,
         split_calls: bool = False,
     ) -> None:
-        if abstain and not confirm:
-            raise ConfigError("freyr: abstain checks plans with the confirm role; keep confirm")
+        self.planning = PlanningPolicy(confirm, calibrate, replan, abstain)
+        self.calling = CallPolicy(exclude_blamed, choose_listed, require_stated, split_calls)
         roles = ("intent", "confirm", "parameters", "summary", "chat")
         super().__init__(roles if confirm else tuple(r for r in roles if r != "confirm"))
-        self.confirms_plans = confirm
-        self.calibrates = calibrate
-        self.replans = replan
-        self.excludes_blamed = exclude_blamed
-        self.chooses_listed = choose_listed
-        self.abstains = abstain
-        self.requires_stated = require_stated
-        self.splits_calls = split_calls
 
     def config(self) -> dict[str, bool]:
         """The settings that differ from the defaults (``confirm: False``, others ``True``)."""
-        config = {} if self.confirms_plans else {"confirm": False}
-        switched_on = {
-            "calibrate": self.calibrates,
-            "replan": self.replans,
-            "exclude_blamed": self.excludes_blamed,
-            "choose_listed": self.chooses_listed,
-            "abstain": self.abstains,
-            "require_stated": self.requires_stated,
-            "split_calls": self.splits_calls,
-        }
-        return config | {name: True for name, on in switched_on.items() if on}
+        return changed_settings(self.planning, self.calling)
 
     def run(self, run: Run) -> Result:
         """Run Algorithm 1 for one request."""
-        run.exclude_blamed = self.excludes_blamed
-        run.choose_listed = self.chooses_listed
-        run.require_stated = self.requires_stated
-        run.split_calls = self.splits_calls
-        return run_freyr(run, calibrate=self.calibrates, replan=self.replans, abstain=self.abstains)
+        return self.act(run, self.select(run))
+
+    def select(self, run: Run) -> Selection:
+        """Plan the calls (the intent role), checked by the confirm role where it is held."""
+        intents, unknown = recognise_intents(run, calibrate=self.planning.calibrate)
+        intents = confirm_intents(run, intents, abstain=self.planning.abstain)
+        return Selection(intents, unknown, unknown_tools_failure("intent", unknown))
+
+    def act(self, run: Run, selection: Selection, *, respond: bool = True) -> Result:
+        """Make the planned calls with retries, then reply (``respond=False``: no reply).
+
+        A plan with no tool is answered by the chat role, and so is one whose every call
+        lacked a value the user never gave (``require_stated``): the reply may ask for it.
+        """
+        intents, tools = selection.plan, selection.tools
+        if not tools:
+            return without_tools(run, intents, selection.failure, respond=respond)
+        skipped = call_until_exhausted(run, tools, self.calling)
+        if run.calls and all(call.never_made for call in run.calls):
+            return without_tools(run, intents, respond=respond)
+        if self.planning.replan and run.calls and run.calls[0].exhausted:
+            return replanned(run, intents, skipped, self.planning, self.calling)
+        return after_calls(run, intents, skipped=skipped, respond=respond)

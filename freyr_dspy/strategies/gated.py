@@ -10,32 +10,35 @@ the gate hid). A gate answer of ``none`` (no tool needed) goes straight to the c
 A toolbox with a single library is not gated at all: there is nothing to hide.
 
 ``Gated(inner=Nlt())`` runs NLT's selection inside the gate; the default inner is FREYR's intent
-selection without its confirm step (``Freyr(confirm=False)``). ``respond`` as for ``nlt``.
+selection without its confirm step (``Freyr(confirm=False)``). The gate calls its inner strategy
+as a module: ``inner.select`` on the gated tools, then ``inner.act``, so the inner strategy's
+own settings (``Freyr(require_stated=True)``, ``Nlt(exclude_blamed=True)``) hold inside the
+gate. ``respond`` as for ``nlt``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, runtime_checkable
 
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.parsing import CONVERSATION
 from freyr_dspy.roles.library import Gate, library_contract, read_gate
-from freyr_dspy.schemas import Failure, Result
-from freyr_dspy.strategies import register_strategy
-from freyr_dspy.strategies.base import Run, StrategyModule, unknown_tools_failure
-from freyr_dspy.strategies.freyr import Freyr, confirm_intents, recognise_intents
-from freyr_dspy.strategies.nlt import Nlt, act_and_reply, select_tools, selection_failure
+from freyr_dspy.schemas import Result
+from freyr_dspy.strategies import make_strategy, register_strategy
+from freyr_dspy.strategies.base import StrategyModule
+from freyr_dspy.strategies.freyr import Freyr
+from freyr_dspy.strategies.nlt import Nlt
+from freyr_dspy.strategies.run import Run
+from freyr_dspy.strategies.steps import Selection, without_tools
 from freyr_dspy.tools import Toolbox
 
 __all__ = [
     "INNER_STRATEGIES",
     "Gated",
-    "Selection",
+    "SelectingStrategy",
     "needs_fallback",
     "open_gate",
-    "run_gated",
     "select_through_gate",
 ]
 
@@ -44,31 +47,23 @@ logger = logging.getLogger(__name__)
 INNER_STRATEGIES = ("freyr", "nlt")
 
 
-@dataclass(frozen=True)
-class Selection:
-    """Tools an inner selector chose, names it wrote that are not in its toolbox, a failure."""
+@runtime_checkable
+class SelectingStrategy(Protocol):
+    """A strategy split into a selection and the calls that carry it out (``freyr``, ``nlt``)."""
 
-    tools: list[str]
-    unknown: list[str]
-    failure: Failure | None = None
+    name: str
 
+    def select(self, run: Run) -> Selection:
+        """Choose the tools to call."""
+        ...
 
-def _select_freyr(run: Run) -> Selection:
-    intents, unknown = recognise_intents(run)
-    intents = confirm_intents(run, intents)  # only when the inner Freyr holds its confirm role
-    tools = [name for name in intents if name != CONVERSATION]
-    failure = None if tools else unknown_tools_failure("intent", unknown)
-    return Selection(tools, unknown, failure)
+    def act(self, run: Run, selection: Selection, *, respond: bool = True) -> Result:
+        """Call the selected tools and reply."""
+        ...
 
-
-def _select_nlt(run: Run) -> Selection:
-    assessment = select_tools(run)
-    return Selection(
-        list(assessment.selected), list(assessment.unknown), selection_failure(assessment)
-    )
-
-
-_SELECTORS: dict[str, Callable[[Run], Selection]] = {"freyr": _select_freyr, "nlt": _select_nlt}
+    def config(self) -> dict[str, Any]:
+        """The settings that rebuild the strategy."""
+        ...
 
 
 def open_gate(run: Run) -> Gate:
@@ -115,30 +110,14 @@ def select_through_gate(run: Run, selector: Callable[[Run], Selection]) -> Selec
     return selector(run)
 
 
-def run_gated(run: Run, inner: str = "freyr", *, respond: bool = True) -> Result:
-    """Gate the catalog, then run the inner strategy's selection and calls.
-
-    Raises:
-        ConfigError: for an inner strategy other than ``freyr`` or ``nlt``.
-    """
-    if inner not in _SELECTORS:
-        raise ConfigError(
-            f"gated: unknown inner strategy {inner!r}; "
-            f"expected one of {', '.join(INNER_STRATEGIES)}"
-        )
-    selection = select_through_gate(run, _SELECTORS[inner])
-    if selection is None:
-        return act_and_reply(run, [], respond=respond)
-    return act_and_reply(run, selection.tools, selection.failure, respond=respond)
-
-
 class Gated(StrategyModule):
     """GeckOpt's library gate around an inner selection strategy (see the module docstring).
 
     Args:
-        inner: the strategy whose selection runs inside the gate: a ``Freyr`` or an ``Nlt``
-            module, or its name (``freyr`` builds ``Freyr(confirm=False)``, the gate checking
-            the plan instead); its roles also make the calls.
+        inner: the strategy whose selection runs inside the gate, and whose roles make the
+            calls: a ``Freyr`` or an ``Nlt`` module with any settings, its name (``freyr``
+            builds ``Freyr(confirm=False)``, the gate checking the plan instead), or its
+            config (``{"name": "freyr", "require_stated": True}``).
         respond: write a reply after the calls; off, the calls are the whole result.
 
     Raises:
@@ -148,27 +127,58 @@ class Gated(StrategyModule):
     name = "gated"
     description = "GeckOpt: pick libraries first; freyr or nlt then sees only their tools"
 
-    def __init__(self, inner: StrategyModule | str = "freyr", respond: bool = True) -> None:
+    def __init__(
+        self, inner: StrategyModule | str | Mapping[str, Any] = "freyr", respond: bool = True
+    ) -> None:
         super().__init__(("library",))
-        inner_name = inner if isinstance(inner, str) else inner.name
-        if inner_name not in _SELECTORS:
-            raise ConfigError(
-                f"gated: unknown inner strategy {inner_name!r}; "
-                f"expected one of {', '.join(INNER_STRATEGIES)}"
-            )
-        self.inner = _INNER_DEFAULTS[inner]() if isinstance(inner, str) else inner
+        self.inner = inner_strategy(inner)
         self.respond = respond
 
-    def config(self) -> dict[str, str | bool]:
-        """The inner strategy's name, and ``respond`` when it is off."""
-        config: dict[str, str | bool] = {"inner": self.inner.name}
+    def config(self) -> dict[str, Any]:
+        """The inner strategy's name and settings, and ``respond`` when it is off."""
+        config: dict[str, Any] = {"inner": {"name": self.inner.name, **self.inner.config()}}
         if not self.respond:
             config["respond"] = False
         return config
 
     def run(self, run: Run) -> Result:
-        """Gate, select, call, reply."""
-        return run_gated(run, self.inner.name, respond=self.respond)
+        """Gate, let the inner strategy select among the gated tools, then act on its choice."""
+        inner = self.selecting_inner()
+        selection = select_through_gate(run, inner.select)
+        if selection is None:
+            return without_tools(run, [], respond=self.respond)
+        # The gate records the tools chosen, without FREYR's "conversation" entries.
+        chosen = Selection(selection.tools, selection.unknown, selection.failure)
+        run.intents = list(chosen.tools)
+        return inner.act(run, chosen, respond=self.respond)
+
+    def selecting_inner(self) -> SelectingStrategy:
+        """The inner strategy, as the selection-then-calls pair the gate runs."""
+        assert isinstance(self.inner, SelectingStrategy)  # checked by inner_strategy
+        return self.inner
+
+
+def inner_strategy(inner: StrategyModule | str | Mapping[str, Any]) -> StrategyModule:
+    """The strategy module ``inner`` describes (see ``Gated``).
+
+    Raises:
+        ConfigError: for a strategy that cannot run inside the gate.
+    """
+    if isinstance(inner, str):
+        module = _INNER_DEFAULTS[inner]() if inner in _INNER_DEFAULTS else None
+    elif isinstance(inner, Mapping):
+        settings = dict(inner)
+        name = str(settings.pop("name", ""))
+        module = make_strategy(name, **settings) if name in INNER_STRATEGIES else None
+    else:
+        module = inner
+    if not isinstance(module, StrategyModule) or not isinstance(module, SelectingStrategy):
+        shown = inner if isinstance(inner, str) else getattr(inner, "name", None) or inner
+        raise ConfigError(
+            f"gated: unknown inner strategy {shown!r}; "
+            f"expected one of {', '.join(INNER_STRATEGIES)}"
+        )
+    return module
 
 
 #: The inner strategies built by name: FREYR's selection without its confirm step (the gate

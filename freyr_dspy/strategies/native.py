@@ -29,7 +29,8 @@ from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
 from freyr_dspy.schemas import CallRecord, Failure, Outcome, Result
 from freyr_dspy.strategies import register_strategy
-from freyr_dspy.strategies.base import ModelFailure, Run, StrategyModule
+from freyr_dspy.strategies.base import StrategyModule
+from freyr_dspy.strategies.run import ModelFailure, Run
 from freyr_dspy.tools import Tool
 from freyr_dspy.tools.schema import inline_refs
 

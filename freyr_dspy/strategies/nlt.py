@@ -20,10 +20,18 @@ from freyr_dspy.roles.tool_selection import (
 )
 from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies import register_strategy
-from freyr_dspy.strategies.base import Run, StrategyModule, unknown_tools_failure
-from freyr_dspy.strategies.freyr import chat, exhausted_failure, summarise
+from freyr_dspy.strategies.base import StrategyModule
+from freyr_dspy.strategies.calling import call_until_exhausted
+from freyr_dspy.strategies.policies import CallPolicy, changed_settings
+from freyr_dspy.strategies.run import Run
+from freyr_dspy.strategies.steps import (
+    Selection,
+    after_calls,
+    unknown_tools_failure,
+    without_tools,
+)
 
-__all__ = ["Nlt", "act_and_reply", "run_nlt", "select_tools", "selection_failure"]
+__all__ = ["Nlt", "select_tools", "selection_failure"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,52 +62,63 @@ def selection_failure(assessment: Assessment) -> Failure | None:
     )
 
 
-def act_and_reply(
-    run: Run, selected: list[str], failure: Failure | None = None, *, respond: bool = True
-) -> Result:
-    """Call each selected tool (parameters, execute, retries), then reply.
-
-    No tool selected means a chat reply. With ``respond=False`` no reply is written: the
-    calls are the result.
-    """
-    run.intents = list(selected)
-    if not selected:
-        return chat(run, [], failure) if respond else run.result("", [], failure)
-    skipped = run.call_until_exhausted(selected)
-    if respond:
-        return summarise(run, selected, failure, skipped)
-    return run.result("", selected, failure or exhausted_failure(run, skipped))
-
-
-def run_nlt(run: Run, *, respond: bool = True) -> Result:
-    """Select with YES/NO, call the selected tools, then reply (unless ``respond`` is off)."""
-    assessment = select_tools(run)
-    selected, failure = list(assessment.selected), selection_failure(assessment)
-    return act_and_reply(run, selected, failure, respond=respond)
-
-
 class Nlt(StrategyModule):
     """Natural Language Tools (see the module docstring).
 
     Args:
         respond: write a reply after the calls (a summary, or a chat reply when no tool was
             selected). Off, the calls are the whole result and no reply call is paid for.
+        exclude_blamed: a retry may not write again a value the last error blamed
+            (``freyr_dspy.blame``).
+        choose_listed: a retry of an argument an error blamed must take one of the values
+            that error lists for its kind (``freyr_dspy.blame``).
+        require_stated: do not make a call whose required text values share no word with
+            the request (``freyr_dspy.grounding.unstated_required``).
+        split_calls: let the parameters role write several calls of any selected tool.
     """
 
     name = "nlt"
     description = "NLT: think, YES/NO for every tool, then parameters per selected tool, summary"
 
-    def __init__(self, respond: bool = True) -> None:
+    def __init__(
+        self,
+        respond: bool = True,
+        exclude_blamed: bool = False,
+        choose_listed: bool = False,
+        require_stated: bool = False,
+        split_calls: bool = False,
+    ) -> None:
         super().__init__(("tool_selection", "parameters", "summary", "chat"))
         self.respond = respond
+        self.calling = CallPolicy(exclude_blamed, choose_listed, require_stated, split_calls)
 
     def config(self) -> dict[str, bool]:
-        """``{"respond": False}`` when no reply is written, else nothing."""
-        return {} if self.respond else {"respond": False}
+        """The settings that differ from the defaults (``respond: False``, others ``True``)."""
+        return ({} if self.respond else {"respond": False}) | changed_settings(self.calling)
 
     def run(self, run: Run) -> Result:
         """Select, call, reply."""
-        return run_nlt(run, respond=self.respond)
+        return self.act(run, self.select(run), respond=self.respond)
+
+    def select(self, run: Run) -> Selection:
+        """Assess every tool YES or NO; the YES tools are the plan."""
+        assessment = select_tools(run)
+        return Selection(
+            list(assessment.selected), list(assessment.unknown), selection_failure(assessment)
+        )
+
+    def act(self, run: Run, selection: Selection, *, respond: bool = True) -> Result:
+        """Call each selected tool (parameters, execute, retries), then reply.
+
+        No tool selected means a chat reply. With ``respond=False`` no reply is written: the
+        calls are the result.
+        """
+        selected = selection.tools
+        run.intents = list(selected)
+        if not selected:
+            return without_tools(run, [], selection.failure, respond=respond)
+        skipped = call_until_exhausted(run, selected, self.calling)
+        return after_calls(run, selected, selection.failure, skipped, respond=respond)
 
 
 register_strategy(Nlt)

@@ -13,7 +13,8 @@ from __future__ import annotations
 from freyr_dspy.roles.prompted import ToolRequest, extract_calls
 from freyr_dspy.schemas import CallRecord, Failure, Result
 from freyr_dspy.strategies import register_strategy
-from freyr_dspy.strategies.base import Run, StrategyModule
+from freyr_dspy.strategies.base import StrategyModule
+from freyr_dspy.strategies.run import Run
 
 __all__ = ["MAX_CALL_TURNS", "Prompted", "run_prompted"]
 

@@ -71,7 +71,7 @@ def test_make_program_follows_the_state_domain() -> None:
     assert program.strategy.config() == {"catalog": "names"}
     assert program.role_names == ("router", "call_parameters")
     gated = CALLNAVI_BENCHMARK.make_program("gated", options(catalog="names", inner="nlt"))
-    assert gated.strategy.config() == {"inner": "nlt"}  # the catalog level is not gated's
+    assert gated.strategy.config() == {"inner": {"name": "nlt"}}  # the catalog level is not gated's
 
 
 def _single_from_table(table: dict[str, Any]) -> Responder:

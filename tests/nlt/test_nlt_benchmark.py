@@ -124,7 +124,7 @@ def test_programs_per_strategy(options: EvalOptions, strategy: str, names: list[
     program = BENCH.make_program(strategy, options)
     assert program.toolbox.names == names
     # Only the selected set is scored: strategies that can skip the reply are built to.
-    expected = {"nlt": {"respond": False}, "gated": {"inner": "nlt", "respond": False}}
+    expected = {"nlt": {"respond": False}, "gated": {"inner": {"name": "nlt"}, "respond": False}}
     assert program.strategy.config() == expected.get(strategy, {})
 
 

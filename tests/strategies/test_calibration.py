@@ -126,4 +126,4 @@ def test_off_by_default_and_a_model_that_cannot_score_keeps_the_plan(program: An
 def test_the_setting_is_recorded_and_rebuilt() -> None:
     assert Freyr(calibrate=True).config() == {"calibrate": True}
     assert Freyr().config() == {}
-    assert make_strategy("freyr", calibrate=True).calibrates
+    assert make_strategy("freyr", calibrate=True).planning.calibrate

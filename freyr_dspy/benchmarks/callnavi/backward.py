@@ -37,7 +37,7 @@ from freyr_dspy.benchmarks.callnavi.roles import (
 )
 from freyr_dspy.benchmarks.callnavi.toolbox import ApiCatalogLevel, render_api, render_catalog
 from freyr_dspy.schemas import Failure, Result
-from freyr_dspy.strategies.base import Run
+from freyr_dspy.strategies.run import Run
 from freyr_dspy.tools import Tool, Toolbox, normalize_name
 
 __all__ = [

@@ -20,7 +20,8 @@ from freyr_dspy.benchmarks.callnavi.toolbox import ApiCatalogLevel, render_api
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.parsing import match_names
 from freyr_dspy.schemas import CallRecord, Failure, Outcome, Result
-from freyr_dspy.strategies.base import Run, StrategyModule
+from freyr_dspy.strategies.base import StrategyModule
+from freyr_dspy.strategies.run import Run
 from freyr_dspy.tools import Toolbox, recorded_outcome
 
 __all__ = [

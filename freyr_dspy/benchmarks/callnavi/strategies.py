@@ -27,7 +27,7 @@ from freyr_dspy.benchmarks.callnavi.roles import router_contract, single_call_co
 from freyr_dspy.benchmarks.callnavi.toolbox import ApiCatalogLevel, render_catalog
 from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies import register_strategy
-from freyr_dspy.strategies.base import Run
+from freyr_dspy.strategies.run import Run
 
 __all__ = ["Single", "TwoStep", "run_single", "run_two_step"]
 

@@ -1,0 +1,231 @@
+"""From planned tools to calls, under a ``CallPolicy`` (FREYR's inner loop).
+
+The parameters role writes a call's arguments, the tool runs, and a failed call is retried
+with its error as feedback. Every strategy that calls tools (``freyr``, ``nlt``, ``gated``)
+goes through ``call_until_exhausted``, so the policy's switches work for each of them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from freyr_dspy.blame import RetryLimits, blame_note, blamed_arguments
+from freyr_dspy.grounding import tool_without_examples, unstated_required
+from freyr_dspy.roles.parameters import (
+    give_up_feedback,
+    gives_up,
+    parameters_contract,
+    several_calls_contract,
+    several_calls_note,
+)
+from freyr_dspy.schemas import CallRecord, Outcome
+from freyr_dspy.strategies.policies import CallPolicy
+from freyr_dspy.strategies.run import Run
+from freyr_dspy.tools import Tool
+from freyr_dspy.tools.toolbox import render_tool_spec
+
+__all__ = [
+    "SPLIT_MOST",
+    "call_until_exhausted",
+    "call_with_retries",
+    "fill_several",
+    "unstated",
+]
+
+#: Most calls of one tool the parameters role may write at once with ``split_calls``.
+SPLIT_MOST = 4
+
+
+def call_until_exhausted(run: Run, tool_names: list[str], policy: CallPolicy) -> list[str]:
+    """Call each tool in order with retries; stop at the first that exhausts them.
+
+    FREYR stops there (LLMaker spec 4.2): later calls usually build on the failed one, and
+    a small model that planned a dozen wrong names would otherwise spend its retries on
+    every one of them. A call the model gave up on does not stop the rest.
+
+    A tool planned several times ("the weather in Oslo and in Paris") has all its calls
+    written at once, where its first entry stands (``fill_several``): asked for each
+    entry alone, Qwen 1.5B wrote the same arguments every time. With ``split_calls``
+    every planned tool is filled that way, for models that name a tool once whatever
+    the message asks of it. Returns the names never attempted.
+    """
+    planned = Counter(tool_names)
+    order = list(dict.fromkeys(tool_names))
+    for index, name in enumerate(order):
+        most = max(planned[name], SPLIT_MOST if policy.split_calls else 1)
+        several = fill_several(run, name, most) if most > 1 else [None]
+        for first in several:
+            if call_with_retries(run, name, policy, first=first).exhausted:
+                return [n for n in tool_names if n in order[index + 1 :]]
+    return []
+
+
+def fill_several(run: Run, tool_name: str, most: int) -> list[dict[str, Any] | None]:
+    """The arguments of each call of ``tool_name`` the message asks for (at most ``most``).
+
+    One parameters call writes ``{"calls": [...]}``, an object per call, so every call
+    is written knowing the others (``several_calls_contract``). Calls written twice count
+    once. A backend that does not hold the model to the contract may answer with one
+    call's arguments: that call is made once, and an answer with no call leaves the
+    first call to be asked for alone (``[None]``).
+    """
+    tool = run.toolbox.get(tool_name)
+    if not tool.parameters:
+        return [{}] * most
+    prediction = run.call_role(
+        "parameters",
+        contract=several_calls_contract(tool, most),
+        conversation=run.conversation,
+        message=run.message,
+        state=run.state_text(),
+        tool=f"{render_tool_spec(tool)}\n\n{several_calls_note(tool.name, most)}",
+        feedback="none",
+    )
+    written = prediction.arguments
+    calls = written.get("calls") if set(written) == {"calls"} else [written]
+    distinct: list[dict[str, Any] | None] = []
+    for call in calls if isinstance(calls, list) else []:
+        if isinstance(call, dict) and call and call not in distinct:
+            distinct.append(call)
+    return distinct[:most] or [None]
+
+
+def call_with_retries(
+    run: Run, tool_name: str, policy: CallPolicy, *, first: dict[str, Any] | None = None
+) -> CallRecord:
+    """FREYR's inner loop: parameters -> execute -> on error, feed it back and retry.
+
+    The parameters role sees only this tool's spec, and its answer is typed by the tool's
+    schema (``parameters_contract``). It gets ``1 + max_retries`` attempts, plus one for
+    each value refused as a copy of the description's example (``copied_example_refusal``),
+    after which the spec it sees has no examples left. After a failure it may give up
+    instead (FREYR's ``OpError``): an operation that no arguments can make valid then costs
+    no more attempts, and later calls still run.
+
+    ``first``: the arguments of the first attempt, already written (one of several calls
+    of the tool filled together, ``fill_several``); the role is asked only to retry.
+    """
+    attempts = _Attempts.of(run.toolbox.get(tool_name), policy, 1 + run.max_retries)
+    while attempts.left > 0:
+        attempts.left -= 1
+        if not attempts.write(run, first) or attempts.try_call(run, policy):
+            break
+        first = None
+    record = attempts.record()
+    run.calls.append(record)
+    return record
+
+
+def unstated(run: Run, tool_name: str, arguments: dict[str, Any], policy: CallPolicy) -> list[str]:
+    """The required text arguments nobody stated, with ``require_stated`` (else none).
+
+    Checked until the tool has run once (``call_with_retries``); a copy of a
+    description's example is refused first, so the model writes the user's value.
+    """
+    tool = run.toolbox.resolve(tool_name)
+    if not policy.require_stated or tool is None:
+        return []
+    return unstated_required(tool, arguments, run.evidence())
+
+
+@dataclass
+class _Attempts:
+    """The attempts at one call: what the model wrote, what came back, what it may write next."""
+
+    tool: Tool
+    #: The tool as the parameters role sees it (without examples after one was copied).
+    shown: Tool
+    limits: RetryLimits
+    #: The tool's parameter schemas, ``$ref``s inlined: what a blamed value is checked against.
+    properties: dict[str, Any]
+    left: int
+    arguments: dict[str, Any] = field(default_factory=dict)
+    dropped: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    outcome: Outcome = field(default_factory=lambda: Outcome(ok=False, message="not attempted"))
+    feedback: str = "none"
+    gave_up: bool = False
+    #: The tool has run at least once (a copied example refused is not a run).
+    ran: bool = False
+
+    @classmethod
+    def of(cls, tool: Tool, policy: CallPolicy, attempts: int) -> _Attempts:
+        limits = RetryLimits(policy.exclude_blamed, policy.choose_listed)
+        properties = parameters_contract(tool)["arguments"].get("properties", {})
+        return cls(tool=tool, shown=tool, limits=limits, properties=properties, left=attempts)
+
+    def write(self, run: Run, first: dict[str, Any] | None) -> bool:
+        """Take the next arguments: ``first``, else the parameters role's; False if it gave up."""
+        if first is not None:
+            self.arguments, self.dropped = run.grounded(self.tool.name, first)
+            return True
+        if not self.tool.parameters:
+            return True
+        prediction = run.call_role(
+            "parameters",
+            contract=parameters_contract(
+                self.shown,
+                may_give_up=bool(self.errors),
+                forbidden=self.limits.forbidden,
+                choices=self.limits.choices,
+            ),
+            conversation=run.conversation,
+            message=run.message,
+            state=run.state_text(),
+            tool=render_tool_spec(self.shown),
+            feedback=self.feedback,
+        )
+        names = {p.name for p in self.tool.parameters}
+        reason = gives_up(prediction.arguments, names) if self.errors else None
+        if reason is not None:
+            message = f"not possible: {reason} (last error: {self.errors[-1]})"
+            self.outcome, self.gave_up = Outcome(ok=False, message=message), True
+            return False
+        self.arguments, self.dropped = run.grounded(self.tool.name, prediction.arguments)
+        return True
+
+    def try_call(self, run: Run, policy: CallPolicy) -> bool:
+        """Check the arguments, run the tool, learn from a failure; True when no retry follows."""
+        refusal = run.copied_example_refusal(self.tool.name, self.arguments)
+        # After a tool error the model may rightly write a value the error listed.
+        checked = refusal is None and not self.ran
+        missing = unstated(run, self.tool.name, self.arguments, policy) if checked else []
+        if missing:
+            message = f"not made: the request gives no {', '.join(missing)}"
+            self.outcome, self.gave_up = Outcome(ok=False, message=message), True
+            return True
+        if refusal is not None:  # asking again for the user's value costs no retry
+            self.left += 1
+            self.outcome = Outcome(ok=False, message=refusal)
+            self.shown = tool_without_examples(self.tool)  # what it cannot see, it cannot copy
+        else:
+            self.outcome, self.ran = run.run_tool(self.tool.name, self.arguments), True
+        if self.outcome.ok:
+            return True
+        self.learn(policy, refused=refusal is not None)
+        return False
+
+    def learn(self, policy: CallPolicy, *, refused: bool) -> None:
+        """Narrow the next attempts by the error, and write the feedback they see."""
+        error = self.outcome.message
+        self.errors.append(error)
+        watching = policy.reads_blame and not refused
+        blamed = blamed_arguments(self.arguments, error) if watching else {}
+        self.limits.record(error, blamed, self.properties)
+        kept = {name: value for name, value in self.arguments.items() if name not in blamed}
+        note = blame_note(blamed, self.limits.choices)
+        self.feedback = give_up_feedback(self.tool.name, None if refused else kept, error, note)
+
+    def record(self) -> CallRecord:
+        return CallRecord(
+            tool=self.tool.name,
+            arguments=self.arguments,
+            outcome=self.outcome,
+            attempts=len(self.errors) + (1 if self.outcome.ok else 0),
+            errors=self.errors,
+            gave_up=self.gave_up,
+            never_made=self.gave_up and not self.ran,
+            dropped=self.dropped,
+        )

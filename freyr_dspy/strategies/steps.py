@@ -1,0 +1,125 @@
+"""The steps the tool-calling strategies share: what was selected, and the reply after it.
+
+A selecting strategy (``freyr``, ``nlt``) splits into ``select(run) -> Selection`` and
+``act(run, selection)``, so that a wrapper (``gated``) can run its inner strategy's selection
+on fewer tools and then let that strategy act. The reply is FREYR's: ``chat`` when no tool was
+called (``without_tools``), ``summarise`` the outcomes otherwise (``after_calls``); with
+``respond=False`` neither is written and the calls are the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from freyr_dspy.parsing import CONVERSATION
+from freyr_dspy.schemas import Failure, Result
+from freyr_dspy.strategies.run import Run
+
+__all__ = [
+    "Selection",
+    "after_calls",
+    "chat",
+    "exhausted_failure",
+    "summarise",
+    "unknown_tools_failure",
+    "without_tools",
+]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a selection step chose: the plan as written, names it wrote that are not tools.
+
+    ``plan`` may hold ``conversation`` (FREYR's "no tool"); ``tools`` is the plan without it.
+    ``failure`` explains a plan with no tool in it (a selection that could not be read, or one
+    that named only unknown tools).
+    """
+
+    plan: list[str]
+    unknown: list[str]
+    failure: Failure | None = None
+
+    @property
+    def tools(self) -> list[str]:
+        """The planned tool calls, in order (a tool planned twice appears twice)."""
+        return [name for name in self.plan if name != CONVERSATION]
+
+
+def chat(run: Run, intents: list[str], failure: Failure | None = None) -> Result:
+    """Reply without tools (FREYR's LLM_chat)."""
+    prediction = run.call_role(
+        "chat", conversation=run.conversation, message=run.message, state=run.state_text()
+    )
+    return run.result(prediction.reply, intents, failure)
+
+
+def summarise(
+    run: Run,
+    intents: list[str],
+    failure: Failure | None = None,
+    skipped: list[str] | None = None,
+    *,
+    first_call: int = 0,
+) -> Result:
+    """Report the outcomes of the calls made (FREYR's LLM_summary).
+
+    The summary sees every call made; the failure counts those from ``first_call`` on. A run
+    that wants the calls only (``Run.calls_only``) gets no summary and an empty reply.
+    """
+    failure = failure or exhausted_failure(run, skipped, first_call=first_call)
+    if run.calls_only:
+        return run.result("", intents, failure)
+    prediction = run.call_role(
+        "summary", message=run.message, outcomes=run.render_outcomes(), state=run.state_text()
+    )
+    return run.result(prediction.reply, intents, failure)
+
+
+def without_tools(
+    run: Run, intents: list[str], failure: Failure | None = None, *, respond: bool = True
+) -> Result:
+    """The result when no tool is to be called: a chat reply, or none with ``respond=False``."""
+    return chat(run, intents, failure) if respond else run.result("", intents, failure)
+
+
+def after_calls(
+    run: Run,
+    intents: list[str],
+    failure: Failure | None = None,
+    skipped: list[str] | None = None,
+    *,
+    respond: bool = True,
+) -> Result:
+    """The result after the calls: their summary, or none with ``respond=False``."""
+    if respond:
+        return summarise(run, intents, failure, skipped)
+    return run.result("", intents, failure or exhausted_failure(run, skipped))
+
+
+def exhausted_failure(
+    run: Run, skipped: list[str] | None, *, first_call: int = 0
+) -> Failure | None:
+    """Name the calls given up on, those that exhausted their retries, and those skipped.
+
+    Calls before ``first_call`` belong to a plan that was replaced, and are not counted.
+    """
+    parts = []
+    calls = run.calls[first_call:]
+    gave_up = [c.tool for c in calls if c.gave_up]
+    exhausted = [c.tool for c in calls if c.exhausted]
+    if gave_up:
+        parts.append(f"gave up on {', '.join(gave_up)}")
+    if exhausted:
+        parts.append(f"retries exhausted for {', '.join(exhausted)}")
+    if skipped:
+        parts.append(f"not attempted: {', '.join(skipped)}")
+    if not parts:
+        return None
+    return Failure(kind="retries" if exhausted else "gave_up", detail="; ".join(parts))
+
+
+def unknown_tools_failure(who: str, unknown: list[str]) -> Failure | None:
+    """The failure of a plan that named only tools the catalog lacks (None if it named none)."""
+    if not unknown:
+        return None
+    return Failure(kind="unknown_tool", detail=f"{who} named no known tool: {', '.join(unknown)}")
