@@ -43,6 +43,7 @@ from dspy.utils.exceptions import AdapterParseError
 from pydantic.fields import FieldInfo
 
 from freyr_dspy.contracts import contract_of, enforces_schema, response_format, stated
+from freyr_dspy.errors import one_line
 
 __all__ = [
     "STATIC_INPUTS",
@@ -104,7 +105,7 @@ class _ParseErrorsAsAdapterErrors:
                 adapter_name=type(self).__name__,
                 signature=signature,
                 lm_response=completion,
-                message=f"{type(exc).__name__}: {exc}",
+                message=one_line(exc, limit=None, typed=True),
             ) from exc
         return parsed
 

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from freyr_dspy._files import write_text_atomic
 from freyr_dspy.demo_pool import POOL_ATTRIBUTE, check_pool, pool_state
 from freyr_dspy.domains.plain import PLAIN_DOMAIN_NAME
-from freyr_dspy.errors import ArtifactError, ConfigError, UnknownRoleError
+from freyr_dspy.errors import ArtifactError, ConfigError, UnknownRoleError, one_line
 from freyr_dspy.evaluation.spec import ProgramSpec, build_program, spec_of
 from freyr_dspy.name_refs import fill_names, fingerprint, map_strings, refer_names
 from freyr_dspy.optimizers import OptimizerConfig
@@ -243,8 +243,7 @@ def read_artifact(
     try:
         meta = ArtifactMeta.model_validate(_with_legacy_defaults(document.get("meta")))
     except ValidationError as exc:
-        first = " ".join(str(exc).split())[:300]
-        raise ArtifactError(f"artifact {resolved} has invalid metadata: {first}") from exc
+        raise ArtifactError(f"artifact {resolved} has invalid metadata: {one_line(exc)}") from exc
     _check_versions(meta, resolved)
     state = document.get("program")
     if not isinstance(state, dict):

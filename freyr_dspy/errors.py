@@ -27,7 +27,11 @@ __all__ = [
     "UnknownRoleError",
     "did_you_mean",
     "exception_chain",
+    "one_line",
 ]
+
+#: Characters of an exception's text ``one_line`` keeps by default (a log line, not a page).
+ONE_LINE_LIMIT = 300
 
 
 class FreyrError(Exception):
@@ -116,3 +120,21 @@ def exception_chain(exc: BaseException) -> Iterator[BaseException]:
     while seen is not None:
         yield seen
         seen = seen.__cause__ or seen.__context__
+
+
+def one_line(exc: BaseException, *, limit: int | None = ONE_LINE_LIMIT, typed: bool = False) -> str:
+    """An exception as one line: its text with white space folded, else its type's name.
+
+    Args:
+        exc: the exception to describe.
+        limit: characters of its text kept (None: all of them).
+        typed: start with the type's name (``ValueError: ...``), for where the kind is news.
+
+    Returns:
+        ``"bad value 3"``, ``"ValueError: bad value 3"``, or ``"ValueError"`` for an empty text.
+    """
+    name = type(exc).__name__
+    text = " ".join(str(exc).split())[:limit]
+    if not text:
+        return name
+    return f"{name}: {text}" if typed else text

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import dspy
+from pydantic import BaseModel, ConfigDict, Field
 
 from freyr_dspy.evaluation.benchmark import Benchmark, Step, StepScore
 from freyr_dspy.parsing import CONVERSATION
@@ -55,12 +55,17 @@ class Metric(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class GoldCall:
-    """A call a correct program makes; ``arguments`` is None when the gold gives none."""
+class GoldCall(BaseModel):
+    """A call a correct program makes: a row of a trainset, and what the metrics compare.
+
+    ``arguments`` left out of a trainset row is ``{}`` (a call without arguments); it is None
+    only where the gold names the tool alone (``gold_calls``), and then goes unchecked.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     tool: str
-    arguments: dict[str, Any] | None = None
+    arguments: dict[str, Any] | None = Field(default_factory=dict)
 
 
 def step_example(step: Step) -> dspy.Example:
@@ -87,13 +92,16 @@ def gold_calls(step: Step) -> list[GoldCall] | None:
     calls = step.expected.get("calls")
     if isinstance(calls, list):
         return [
-            GoldCall(str(c.get("tool") or c.get("name")), c.get("arguments", c.get("args")))
+            GoldCall(
+                tool=str(c.get("tool") or c.get("name")),
+                arguments=c.get("arguments", c.get("args")),
+            )
             for c in calls
             if isinstance(c, dict)
         ]
     tools = step.expected.get("tools")
     if isinstance(tools, list):
-        return [GoldCall(str(t)) for t in tools]
+        return [GoldCall(tool=str(t), arguments=None) for t in tools]
     return None
 
 

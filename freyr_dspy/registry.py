@@ -20,7 +20,7 @@ import threading
 from importlib.metadata import entry_points
 from typing import TypeVar
 
-from freyr_dspy.errors import ConfigError, UnknownNameError
+from freyr_dspy.errors import ConfigError, UnknownNameError, one_line
 
 __all__ = ["PLUGIN_GROUP", "Registry", "load_plugins"]
 
@@ -51,7 +51,7 @@ def load_plugins() -> None:
                 _plugins_loaded = False  # every later lookup reports the broken plugin again
                 raise ConfigError(
                     f"plugin {plugin.name!r} ({plugin.value}) failed to import: "
-                    f"{type(exc).__name__}: {exc}"
+                    f"{one_line(exc, limit=None, typed=True)}"
                 ) from exc
 
 

@@ -25,6 +25,8 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
+from _bench import markdown_table
+
 from freyr_dspy.benchmarks import get_benchmark
 from freyr_dspy.benchmarks.callnavi.data import callnavi_dir, load_domain
 from freyr_dspy.benchmarks.callnavi.toolbox import make_toolbox, render_catalog
@@ -88,25 +90,40 @@ def _largest_prompt(record: dict[str, Any]) -> float:
     return max((tokens / calls for calls, tokens, _ in usage.values() if calls), default=0.0)
 
 
+COLUMNS = (
+    "domain",
+    "APIs",
+    "catalog tokens full/brief/names",
+    "strategy",
+    "tok in/q",
+    "max prompt",
+    "LM calls/q",
+    "s/q",
+    "routing",
+    "AST",
+    "AST strict",
+    "ctx overflow",
+)
+
+
 def render(rows: list[dict[str, Any]], sizes: dict[str, dict[str, Any]]) -> str:
-    header = (
-        "| domain | APIs | catalog tokens full/brief/names | strategy | tok in/q | max prompt | "
-        "LM calls/q | s/q | routing | AST | AST strict | ctx overflow |"
-    )
-    lines = [header, "|" + "---|" * 12]
-    for row in rows:
-        size = sizes[row["domain"]]
-        tokens = "/".join(
-            str(size.get(f"{lvl}_tokens") or size[f"{lvl}_chars"] // 4) for lvl in LEVELS
-        )
-        lines.append(
-            f"| {row['domain']} | {size['apis']} | {tokens} | {row['strategy']} | "
-            f"{row['tokens_in']:.0f} | {row['largest_prompt']:.0f} | {row['lm_calls']:.1f} | "
-            f"{row['seconds']:.1f} | "
-            f"{row['routing']:.2f} | {row['ast']:.2f} | {row['ast_strict']:.2f} | "
-            f"{row['context_overflows']}/{row['questions']} |"
-        )
-    return "\n".join(lines)
+    return "\n".join(markdown_table(COLUMNS, [_cells(row, sizes[row["domain"]]) for row in rows]))
+
+
+def _cells(row: dict[str, Any], size: dict[str, Any]) -> list[str]:
+    tokens = "/".join(str(size.get(f"{lvl}_tokens") or size[f"{lvl}_chars"] // 4) for lvl in LEVELS)
+    return [
+        row["domain"],
+        str(size["apis"]),
+        tokens,
+        row["strategy"],
+        f"{row['tokens_in']:.0f}",
+        f"{row['largest_prompt']:.0f}",
+        f"{row['lm_calls']:.1f}",
+        f"{row['seconds']:.1f}",
+        *(f"{row[k]:.2f}" for k in ("routing", "ast", "ast_strict")),
+        f"{row['context_overflows']}/{row['questions']}",
+    ]
 
 
 def main() -> int:

@@ -12,7 +12,6 @@ Prints a markdown table; ``--out`` also writes every step record as JSON.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -22,9 +21,12 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
+from _bench import markdown_table, save_json
+
 from freyr_dspy.artifacts import benchmark_data_dir, load, read_artifact
 from freyr_dspy.assignment import build_assignment
 from freyr_dspy.benchmarks import EvalOptions, get_benchmark
+from freyr_dspy.evaluation.config import parse_benchmark_options
 from freyr_dspy.evaluation.runner import StepRecord, run_episode
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.settings import Settings
@@ -96,13 +98,11 @@ def main() -> int:
 
     settings = Settings.from_env(os.environ, data_dir=args.data)
     benchmark = get_benchmark(args.benchmark)
-    from freyr_dspy.cli.compile_cmd import parse_options
-
     options = EvalOptions(
         data_dir=benchmark_data_dir(settings),
         mode=args.mode,
         limit=args.limit,
-        extra=parse_options(tuple(args.option)),
+        extra=parse_benchmark_options(args.option),
     )
     episodes = benchmark.episodes(options)
     model = args.model or settings.default_model
@@ -126,24 +126,35 @@ def main() -> int:
         )
 
     print(f"\n{args.benchmark}, model {model}, {len(episodes)} test episodes, one run\n")
-    print(
-        "| program | success | intents ok | tokens/request | input tokens | LM calls | "
-        "seconds | failures |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
-    for label, row in rows.items():
-        print(
-            f"| {label} | {row['success']:.3f} | {row['intents']:.3f} | "
-            f"{row['tokens_per_request']:.0f} | {row['input_tokens_per_request']:.0f} | "
-            f"{row['lm_calls_per_request']:.2f} | {row['seconds']:.0f} | {row['failures']} |"
-        )
+    print("\n".join(markdown_table(COLUMNS, [_cells(label, row) for label, row in rows.items()])))
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(
-            json.dumps({"benchmark": args.benchmark, "model": model, "rows": rows}, indent=1),
-            encoding="utf-8",
-        )
+        save_json(args.out, {"benchmark": args.benchmark, "model": model, "rows": rows}, indent=1)
     return 0
+
+
+COLUMNS = (
+    "program",
+    "success",
+    "intents ok",
+    "tokens/request",
+    "input tokens",
+    "LM calls",
+    "seconds",
+    "failures",
+)
+
+
+def _cells(label: str, row: dict[str, Any]) -> list[str]:
+    return [
+        label,
+        f"{row['success']:.3f}",
+        f"{row['intents']:.3f}",
+        f"{row['tokens_per_request']:.0f}",
+        f"{row['input_tokens_per_request']:.0f}",
+        f"{row['lm_calls_per_request']:.2f}",
+        f"{row['seconds']:.0f}",
+        str(row["failures"]),
+    ]
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
-from provenance import code_version  # scripts/provenance.py
+from _bench import markdown_table, save_json
 
 from freyr_dspy.assignment import build_assignment
 from freyr_dspy.backends import EMBEDDED_MODELS
@@ -37,13 +37,15 @@ from freyr_dspy.backends.embedded import shared_engine
 from freyr_dspy.backends.llamacpp import DEFAULT_PREFIX_CACHE_BYTES
 from freyr_dspy.benchmarks import EvalOptions, get_benchmark
 from freyr_dspy.domains import Domain
+from freyr_dspy.errors import one_line
+from freyr_dspy.evaluation.provenance import code_version
 from freyr_dspy.evaluation.runner import run_episode
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.settings import Settings
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies.base import FunctionStrategy
-from freyr_dspy.strategies.run import Run
 from freyr_dspy.strategies.freyr import recognise_intents
+from freyr_dspy.strategies.run import Run
 from freyr_dspy.tools import Toolbox
 
 INTENT_SET = Path(__file__).parent / "data" / "intent_set.json"
@@ -188,37 +190,54 @@ def worker(model_id: str, steps: int, native_formats: list[str]) -> dict[str, An
         try:  # one failing part must not lose the others
             result.update(part())
         except Exception as exc:  # reported in the JSON; the bench goes on
-            result.setdefault("errors", {})[name] = f"{type(exc).__name__}: {exc}"
+            result.setdefault("errors", {})[name] = one_line(exc, limit=None, typed=True)
             traceback.print_exc()
     return result
 
 
+COLUMNS = (
+    "model",
+    "load s",
+    "prompt tok/s",
+    "gen tok/s",
+    "peak RSS GB",
+    "intent exact",
+    "0/1/2-tool",
+    "native exact: template / chatml-fc",
+    "LLMaker s/step no cache → cache",
+    "prompt tokens evaluated/sent",
+)
+
+
 def table(results: list[dict[str, Any]]) -> str:
-    lines = [
-        "| model | load s | prompt tok/s | gen tok/s | peak RSS GB | intent exact "
-        "| 0/1/2-tool | native exact: template / chatml-fc "
-        "| LLMaker s/step no cache → cache | prompt tokens evaluated/sent |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+    return "\n".join(markdown_table(COLUMNS, [_row(r) for r in results]))
+
+
+def _row(r: dict[str, Any]) -> list[object]:
+    kinds = r.get("intent_by_kind", {})
+    by_kind = "/".join(f"{kinds.get(k, 0):.2f}" for k in ("0-tool", "1-tool", "2-tool"))
+    off, on = r.get("llmaker_no_cache"), r.get("llmaker_cache")
+    llmaker = f"{off['seconds_per_step']} → {on['seconds_per_step']}" if off and on else "-"
+    ratio = (
+        f"{off['evaluated_ratio']:.2f} → {on['evaluated_ratio']:.2f} "
+        f"({on['evaluated_per_step']}/{on['sent_per_step']})"
+        if off and on
+        else "-"
+    )
+    native = " / ".join(f"{v['accuracy']:.2f}" for v in r.get("native", {}).values()) or "-"
+    accuracy = f"{r.get('intent_accuracy', float('nan')):.2f}"
+    return [
+        r["model"],
+        r["load_s"],
+        r["prompt_tok_s"],
+        r["generation_tok_s"],
+        r["peak_rss_gb"],
+        accuracy,
+        by_kind,
+        native,
+        llmaker,
+        ratio,
     ]
-    for r in results:
-        kinds = r.get("intent_by_kind", {})
-        by_kind = "/".join(f"{kinds.get(k, 0):.2f}" for k in ("0-tool", "1-tool", "2-tool"))
-        off, on = r.get("llmaker_no_cache"), r.get("llmaker_cache")
-        llmaker = f"{off['seconds_per_step']} → {on['seconds_per_step']}" if off and on else "-"
-        ratio = (
-            f"{off['evaluated_ratio']:.2f} → {on['evaluated_ratio']:.2f} "
-            f"({on['evaluated_per_step']}/{on['sent_per_step']})"
-            if off and on
-            else "-"
-        )
-        native = " / ".join(f"{v['accuracy']:.2f}" for v in r.get("native", {}).values()) or "-"
-        lines.append(
-            f"| {r['model']} | {r['load_s']} | {r['prompt_tok_s']} | {r['generation_tok_s']} "
-            f"| {r['peak_rss_gb']} | {r.get('intent_accuracy', float('nan')):.2f} | {by_kind} "
-            f"| {native} "
-            f"| {llmaker} | {ratio} |"
-        )
-    return "\n".join(lines)
 
 
 def main() -> int:
@@ -250,8 +269,7 @@ def main() -> int:
         results.append(json.loads(done.stdout.strip().splitlines()[-1]))
         print(table(results[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
     print(table(results))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2), encoding="utf-8")
+    save_json(args.out, results)
     return 0
 
 

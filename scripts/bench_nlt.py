@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import os
 import re
@@ -29,6 +28,7 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
 import dspy
+from _bench import save_json
 from dspy.clients.base_lm import GLOBAL_HISTORY
 from dspy.lm15 import Request, Response, Usage
 
@@ -456,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
         report["gate"] = gate_part(args)
     report["seconds"] = time.perf_counter() - started
     print_tables(report)
-    args.out.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
+    save_json(args.out, report)
     print("(* = oracle: every role right, tokens counted with the SmolLM2 tokenizer)")
     print(f"\nwrote {args.out} ({report['seconds']:.0f} s)", file=sys.stderr)
     return 0

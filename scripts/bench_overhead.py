@@ -28,6 +28,7 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
 import dspy
+from _bench import save_json
 
 from freyr_dspy.adapters import make_adapter
 from freyr_dspy.backends.embedded import shared_engine
@@ -304,8 +305,7 @@ def main() -> None:
         "dspy": dspy.__version__,
     }
     print_table(report)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    save_json(args.out, report)
     print(f"wrote {args.out}")
 
 

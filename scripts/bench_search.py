@@ -29,11 +29,14 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
 import optuna
+from _bench import save_json
 
+from freyr_dspy.artifacts import benchmark_data_dir
 from freyr_dspy.benchmarks import EvalOptions, get_benchmark
 from freyr_dspy.search import SearchSpace, baseline, format_table, search_assignments
 from freyr_dspy.search.space import parse_bounds, space_digest
 from freyr_dspy.search.storage import open_storage
+from freyr_dspy.search.study import enqueue
 from freyr_dspy.settings import Settings
 
 MODELS = "embedded/smollm2-135m,embedded/qwen2.5-coder-0.5b,embedded/qwen2.5-coder-1.5b"
@@ -62,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     models = tuple(m.strip() for m in args.models.split(",") if m.strip())
     settings = Settings(project_dir=Path.cwd(), seed=args.seed)
     bench = get_benchmark(args.benchmark)
-    options = EvalOptions(data_dir=_data_dir(settings), limit=args.limit)
+    options = EvalOptions(data_dir=benchmark_data_dir(settings), limit=args.limit)
     retries = parse_bounds(args.max_retries, "max-retries") or (1, 1)
     space = SearchSpace(
         candidates={"*": models},
@@ -100,10 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(result))
     print()
     print(render_comparison(summary))
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "bench_search.json").write_text(
-        json.dumps({**summary, "search": result.to_json()}, indent=2, default=str), encoding="utf-8"
-    )
+    save_json(args.out / "bench_search.json", {**summary, "search": result.to_json()})
     print(f"\nwrote {args.out / 'bench_search.json'} ({summary['seconds']:.0f} s)")
     return 0
 
@@ -116,7 +116,7 @@ def queue_single_model_assignments(
     for model in models[1:]:
         ordered = (model, *(m for m in models if m != model))
         _, params = baseline(replace(space, candidates={"*": ordered}))
-        study.enqueue_trial(params, skip_if_exists=True)
+        enqueue(study, params, skip_if_exists=True)
 
 
 def compare(result: Any, models: tuple[str, ...]) -> dict[str, Any]:
@@ -209,13 +209,6 @@ def _row(trial: Any) -> dict[str, Any]:
         "models": config.models_text(),
         "cached": trial.cached,
     }
-
-
-def _data_dir(settings: Settings) -> Path:
-    try:
-        return settings.resolve_data_dir()
-    except Exception:  # dev episodes of built-in benchmarks need no data directory
-        return Path("benchmark-data-not-found")
 
 
 if __name__ == "__main__":

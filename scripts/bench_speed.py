@@ -32,19 +32,27 @@ import statistics
 import sys
 import time
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
-from provenance import code_version  # scripts/provenance.py
+from _bench import (
+    add_out_options,
+    load_rows,
+    markdown_table,
+    mean_or_nan,
+    median_or_nan,
+    save_json,
+    save_rows,
+)
 
-from freyr_dspy._files import write_text_atomic
 from freyr_dspy.assignment import build_assignment
 from freyr_dspy.backends.embedded import shared_engine
 from freyr_dspy.datasets.files import dataset_benchmark, open_toolboxes
+from freyr_dspy.errors import one_line
 from freyr_dspy.evaluation.benchmark import Benchmark, Episode, EvalOptions, get_benchmark
 from freyr_dspy.evaluation.runner import run_episode
 from freyr_dspy.program import FreyrProgram
@@ -158,8 +166,7 @@ def measure_episode(
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Run every missing row, saving after each episode."""
-    saved = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
-    rows: list[dict[str, Any]] = saved.get("rows", [])
+    rows = load_rows(args.out)
     done = {(r["model"], r["benchmark"], r["contestant"], r["step"]) for r in rows}
     options = EvalOptions(data_dir=args.data, mode="bootstrap")
     for bench_name, benchmark, episodes, contestants in plan(args, options):
@@ -184,7 +191,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                             {
                                 "step": episode.steps[0].id,
                                 "case": episode.case,
-                                "error": f"{type(exc).__name__}: {exc}",
+                                "error": one_line(exc, limit=None, typed=True),
                             }
                         ]
                     for row in measured:
@@ -198,12 +205,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                             file=sys.stderr,
                             flush=True,
                         )
-                    document = {
-                        "about": __doc__.splitlines()[0],
-                        "code": code_version(),
-                        "rows": rows,
-                    }
-                    write_text_atomic(args.out, json.dumps(document, indent=1))
+                    save_rows(args.out, __doc__.splitlines()[0], rows)
     return rows
 
 
@@ -221,16 +223,11 @@ def plan(
         yield "llmaker", llmaker, episodes, contestants
 
 
-def _median(values: Iterable[float]) -> float:
-    values = list(values)
-    return statistics.median(values) if values else float("nan")
-
-
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """One table row: accuracy and the medians of time and tokens."""
     scored = [r for r in rows if "error" not in r]
     out: dict[str, Any] = {"n": len(rows), "errors": len(rows) - len(scored)}
-    out["exact"] = statistics.mean(r["exact"] for r in scored) if scored else float("nan")
+    out["exact"] = mean_or_nan(r["exact"] for r in scored)
     for field in (
         "seconds",
         "prompt_seconds",
@@ -239,9 +236,9 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "output_tokens",
         "lm_calls",
     ):
-        out[field] = _median(r[field] for r in scored)
-    out["other_seconds"] = _median(r["seconds"] - r["prompt_seconds"] for r in scored)
-    out["mean_seconds"] = statistics.mean(r["seconds"] for r in scored) if scored else float("nan")
+        out[field] = median_or_nan(r[field] for r in scored)
+    out["other_seconds"] = median_or_nan(r["seconds"] - r["prompt_seconds"] for r in scored)
+    out["mean_seconds"] = mean_or_nan(r["seconds"] for r in scored)
     roles: dict[str, list[float]] = {}
     for r in scored:
         for role, seconds in r["roles"].items():
@@ -269,26 +266,47 @@ def table(rows: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
                 for n in names
             }
             summaries[f"{model} {bench}"] = stats
-            lines += [
-                f"\n{model}, {bench}: {len(steps)} requests every contestant finished (medians)\n",
-                "| contestant | exact | s/request | × native | prompt eval s | rest s "
-                "| tokens sent | evaluated | × native sent | output tokens | model calls "
-                "| mean s per role |",
-                "|---|---|---|---|---|---|---|---|---|---|---|---|",
-            ]
-            for name, st in stats.items():
-                mode = name.split(":")[1]
-                native = stats.get(f"native:{mode}")
-                ratio = f"{st['seconds'] / native['seconds']:.2f}" if native else "-"
-                sent = f"{st['tokens_sent'] / native['tokens_sent']:.2f}" if native else "-"
-                role_text = ", ".join(f"{k} {v}" for k, v in st["role_seconds"].items())
-                lines.append(
-                    f"| {name} | {st['exact']:.2f} | {st['seconds']:.2f} | {ratio} "
-                    f"| {st['prompt_seconds']:.2f} | {st['other_seconds']:.2f} "
-                    f"| {st['tokens_sent']:.0f} | {st['tokens_evaluated']:.0f} | {sent} "
-                    f"| {st['output_tokens']:.0f} | {st['lm_calls']:.0f} | {role_text} |"
-                )
+            lines.append(
+                f"\n{model}, {bench}: {len(steps)} requests every contestant finished (medians)\n"
+            )
+            lines += markdown_table(COLUMNS, [_row(name, stats) for name in stats])
     return "\n".join(lines), summaries
+
+
+COLUMNS = (
+    "contestant",
+    "exact",
+    "s/request",
+    "× native",
+    "prompt eval s",
+    "rest s",
+    "tokens sent",
+    "evaluated",
+    "× native sent",
+    "output tokens",
+    "model calls",
+    "mean s per role",
+)
+
+
+def _row(name: str, stats: dict[str, Any]) -> list[str]:
+    """A contestant's medians, with its time and tokens over native's in the same mode."""
+    st = stats[name]
+    native = stats.get(f"native:{name.split(':')[1]}")
+    return [
+        name,
+        f"{st['exact']:.2f}",
+        f"{st['seconds']:.2f}",
+        f"{st['seconds'] / native['seconds']:.2f}" if native else "-",
+        f"{st['prompt_seconds']:.2f}",
+        f"{st['other_seconds']:.2f}",
+        f"{st['tokens_sent']:.0f}",
+        f"{st['tokens_evaluated']:.0f}",
+        f"{st['tokens_sent'] / native['tokens_sent']:.2f}" if native else "-",
+        f"{st['output_tokens']:.0f}",
+        f"{st['lm_calls']:.0f}",
+        ", ".join(f"{k} {v}" for k, v in st["role_seconds"].items()),
+    ]
 
 
 def main() -> int:
@@ -320,8 +338,7 @@ def main() -> int:
         help="draft tokens for speculative decoding by prompt lookup (0: off); "
         "recorded as a suffix of every contestant's name",
     )
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--report-only", action="store_true")
+    add_out_options(parser, default=None)
     args = parser.parse_args()
     args.data = args.data or Settings().resolve_data_dir()
     for name in ("suite_limit", "llmaker_limit"):
@@ -329,15 +346,12 @@ def main() -> int:
             setattr(args, name, None)
     if args.prompt_lookup:
         shared_engine(args.model).prompt_lookup = args.prompt_lookup
-    if args.report_only:
-        rows = json.loads(args.out.read_text(encoding="utf-8"))["rows"]
-    else:
-        rows = run(args)
+    rows = load_rows(args.out, missing_ok=False) if args.report_only else run(args)
     text, summaries = table(rows)
     print(text)
     document = json.loads(args.out.read_text(encoding="utf-8"))
     document["summary"] = summaries
-    write_text_atomic(args.out, json.dumps(document, indent=1))
+    save_json(args.out, document, indent=1)
     return 0
 
 

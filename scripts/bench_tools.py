@@ -32,19 +32,18 @@ import statistics
 import sys
 import time
 import traceback
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
-from provenance import code_version  # scripts/provenance.py
+from _bench import add_out_options, load_rows, markdown_table, mean_or_nan, save_rows
 
-from freyr_dspy._files import write_text_atomic
 from freyr_dspy.assignment import build_assignment
 from freyr_dspy.backends.embedded import shared_engine
 from freyr_dspy.backends.llamacpp import DEFAULT_PREFIX_CACHE_BYTES
 from freyr_dspy.domains import Domain
+from freyr_dspy.errors import one_line
 from freyr_dspy.evaluation.calls import calls_match
 from freyr_dspy.grounding import example_values, examples_of
 from freyr_dspy.program import FreyrProgram
@@ -135,8 +134,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Run every missing (model, strategy, request) row, saving after each."""
     boxes, requests = load_suite()
     requests = requests[: args.limit] if args.limit else requests
-    saved = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
-    rows: list[dict[str, Any]] = saved.get("rows", [])
+    rows = load_rows(args.out)
     done = {(r["model"], r["strategy"], r["id"]) for r in rows}
     for model in args.models.split(","):
         shared_engine(model).set_prefix_cache(DEFAULT_PREFIX_CACHE_BYTES)
@@ -157,7 +155,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                         "id": request["id"],
                         "kind": kind(request),
                         "ok": False,
-                        "error": f"{type(exc).__name__}: {exc}",
+                        "error": one_line(exc, limit=None, typed=True),
                     }
                 row["wall_seconds"] = round(time.perf_counter() - started, 2)
                 rows.append(row)
@@ -167,8 +165,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                     file=sys.stderr,
                     flush=True,
                 )
-                document = {"about": __doc__.splitlines()[0], "code": code_version(), "rows": rows}
-                write_text_atomic(args.out, json.dumps(document, indent=1))
+                save_rows(args.out, __doc__.splitlines()[0], rows)
     return rows
 
 
@@ -183,25 +180,38 @@ def rescore(rows: list[dict[str, Any]]) -> None:
             row["ok"] = calls_match(request["expected"], made, boxes[request["toolbox"]])
 
 
-def _mean(values: Iterable[float]) -> float:
-    values = list(values)
-    return statistics.mean(values) if values else float("nan")
-
-
 def summary(rows: list[dict[str, Any]], model: str, strategy: str) -> dict[str, Any]:
     """One table row: accuracy by kind, failures, tokens and seconds."""
     mine = [r for r in rows if r["model"] == model and r["strategy"] == strategy]
     scored = [r for r in mine if "error" not in r]
     out: dict[str, Any] = {"n": len(mine), "errors": len(mine) - len(scored)}
-    out["exact"] = _mean(r["ok"] for r in mine)
+    out["exact"] = mean_or_nan(r["ok"] for r in mine)
     for k in ("1-tool", "2-tool", "0-tool"):
-        out[k] = _mean(r["ok"] for r in mine if r["kind"] == k)
+        out[k] = mean_or_nan(r["ok"] for r in mine if r["kind"] == k)
     for field in ("parse_failures", "rejected_attempts", "copied_examples", "dropped_optional"):
         out[field] = sum(r.get(field, 0) for r in scored)
     for field in ("input_tokens", "output_tokens", "seconds"):
-        out[field] = _mean(r[field] for r in scored)
+        out[field] = mean_or_nan(r[field] for r in scored)
     out["median_seconds"] = statistics.median(r["seconds"] for r in scored) if scored else 0
     return out
+
+
+COLUMNS = (
+    "strategy",
+    "n",
+    "exact call",
+    "1-tool",
+    "2-tool",
+    "no-tool",
+    "parse failures",
+    "rejected attempts",
+    "copied examples",
+    "dropped optional",
+    "input tok/request",
+    "× native",
+    "output tok/request",
+    "s/request (median)",
+)
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -211,26 +221,24 @@ def table(rows: list[dict[str, Any]]) -> str:
         strategies = list(dict.fromkeys(r["strategy"] for r in rows if r["model"] == model))
         stats = {s: summary(rows, model, s) for s in strategies}
         native_in = stats.get("native", {}).get("input_tokens")
-        lines += [
-            f"\n{model}\n",
-            "| strategy | n | exact call | 1-tool | 2-tool | no-tool | parse failures "
-            "| rejected attempts | copied examples | dropped optional | input tok/request "
-            "| × native | output tok/request | s/request (median) |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-        ]
-        for s, st in stats.items():
-            ratio = f"{st['input_tokens'] / native_in:.2f}" if native_in else "-"
-            errors = f" ({st['errors']} errors)" if st["errors"] else ""
-            lines.append(
-                f"| {s} | {st['n']}{errors} "
-                f"| {st['exact']:.2f} | {st['1-tool']:.2f} | {st['2-tool']:.2f} "
-                f"| {st['0-tool']:.2f} "
-                f"| {st['parse_failures']} | {st['rejected_attempts']} | {st['copied_examples']} "
-                f"| {st['dropped_optional']} | {st['input_tokens']:.0f} | {ratio} "
-                f"| {st['output_tokens']:.0f} "
-                f"| {st['median_seconds']:.1f} |"
-            )
+        lines.append(f"\n{model}\n")
+        lines += markdown_table(COLUMNS, [_row(s, st, native_in) for s, st in stats.items()])
     return "\n".join(lines)
+
+
+def _row(strategy: str, st: dict[str, Any], native_in: float | None) -> list[str]:
+    errors = f" ({st['errors']} errors)" if st["errors"] else ""
+    return [
+        strategy,
+        f"{st['n']}{errors}",
+        *(f"{st[k]:.2f}" for k in ("exact", "1-tool", "2-tool", "0-tool")),
+        *(str(st[k]) for k in ("parse_failures", "rejected_attempts", "copied_examples")),
+        str(st["dropped_optional"]),
+        f"{st['input_tokens']:.0f}",
+        f"{st['input_tokens'] / native_in:.2f}" if native_in else "-",
+        f"{st['output_tokens']:.0f}",
+        f"{st['median_seconds']:.1f}",
+    ]
 
 
 def main() -> int:
@@ -238,14 +246,12 @@ def main() -> int:
     parser.add_argument("--models", default=f"{FAST_MODEL},{DEFAULT_MODEL}")
     parser.add_argument("--strategies", default=",".join(STRATEGIES))
     parser.add_argument("--limit", type=int, default=0, help="first N requests only (0: all)")
-    parser.add_argument("--out", type=Path, default=Path("runs/bench_tools.json"))
-    parser.add_argument("--report-only", action="store_true", help="print the table of --out")
+    add_out_options(parser, default=Path("runs/bench_tools.json"))
     args = parser.parse_args()
     if args.report_only:
-        rows = json.loads(args.out.read_text(encoding="utf-8"))["rows"]
+        rows = load_rows(args.out, missing_ok=False)
         rescore(rows)  # rows of a run are scored as they finish
     else:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
         rows = run(args)
     print(table(rows))
     return 0

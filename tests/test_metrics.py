@@ -96,11 +96,14 @@ def test_feedback_names_what_went_wrong(metric: BenchmarkMetric) -> None:
 
 
 def test_gold_call_conventions() -> None:
-    assert gold_calls(STEP) == [GoldCall("add_task", {"title": "x", "priority": 2})]
+    assert gold_calls(STEP) == [GoldCall(tool="add_task", arguments={"title": "x", "priority": 2})]
     by_name = Step(id="a", message="m", expected={"calls": [{"name": "t", "args": {"a": 1}}]})
-    assert gold_calls(by_name) == [GoldCall("t", {"a": 1})]
+    assert gold_calls(by_name) == [GoldCall(tool="t", arguments={"a": 1})]
     names_only = Step(id="b", message="m", expected={"tools": ["t", "u"]})
-    assert gold_calls(names_only) == [GoldCall("t"), GoldCall("u")]
+    assert gold_calls(names_only) == [
+        GoldCall(tool="t", arguments=None),
+        GoldCall(tool="u", arguments=None),
+    ]
     assert gold_calls(Step(id="c", message="m", expected={"calls": []})) == []
     assert gold_calls(Step(id="d", message="m", expected={"case": "T1"})) is None
 

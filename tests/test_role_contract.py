@@ -3,7 +3,7 @@
 Each role must: have a documented signature whose fields are all typed and described; be
 recognised by the shipped fakes; return its declared outputs with their declared types; keep
 its compiled state (instructions, demos) across save -> load; and match its checked-in
-``signatures/<role>.json`` dump (regenerate with ``python scripts/dump_signatures.py``).
+``signatures/<role>.json`` dump (regenerate with ``freyr signatures dump``).
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def test_state_survives_save_and_load(role_id: str, tmp_path: Path) -> None:
 
 def test_signature_dump_is_up_to_date(role_id: str) -> None:
     path = SIGNATURES_DIR / f"{role_id}.json"
-    hint = "run: python scripts/dump_signatures.py"
+    hint = "run: freyr signatures dump"
     assert path.is_file(), f"{path} is missing; {hint}"
     checked_in = json.loads(path.read_text(encoding="utf-8"))
     assert checked_in == dump_signature(role_cls(role_id).signature), f"{path} is stale; {hint}"

@@ -202,6 +202,32 @@ def test_a_dead_workers_running_trial_is_failed_and_run_again(settings: Settings
     assert models(rerun[0]) == (IP, PP)
 
 
+def test_a_lost_configuration_already_queued_is_not_queued_twice() -> None:
+    from optuna.distributions import CategoricalDistribution
+    from optuna.trial import TrialState, create_trial
+
+    from freyr_dspy.search.study import enqueue, prepare_study
+
+    space = models_only(intent=(PP, IP))
+    _, default = baseline(space)
+    other = {name: next(v for v in (PP, IP) if v != value) for name, value in default.items()}
+    study = optuna.create_study()
+    study.add_trial(
+        create_trial(
+            state=TrialState.FAIL,
+            params=other,
+            distributions={name: CategoricalDistribution([PP, IP]) for name in other},
+            user_attrs={"failure": "interrupted"},
+        )
+    )
+    enqueue(study, other)  # another worker queued it again before this one resumes
+    prepare_study(study, space)
+    prepare_study(study, space)  # a second resume queues nothing more
+    waiting = study.get_trials(states=(TrialState.WAITING,))
+    assert sorted(t.user_attrs["queued_params"] == other for t in waiting) == [False, True]
+    assert [t.user_attrs.get("baseline", False) for t in waiting] == [False, True]
+
+
 @pytest.mark.parametrize("kind", ["journal", "sqlite"])
 def test_storage_urls_hold_a_resumable_study(settings: Settings, kind: str) -> None:
     folder = settings.project_dir

@@ -20,8 +20,9 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from freyr_dspy.domains.example import TODO, TodoState
-from freyr_dspy.errors import DataError
+from freyr_dspy.errors import DataError, one_line
 from freyr_dspy.evaluation.benchmark import Episode, EvalOptions, Step, StepScore
+from freyr_dspy.metrics import GoldCall
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
 
@@ -37,15 +38,6 @@ __all__ = [
 ]
 
 TRAINSET_FILE = "todo.jsonl"
-
-
-class GoldCall(BaseModel):
-    """One call a correct program makes."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    tool: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
 
 
 class TodoRow(BaseModel):
@@ -182,7 +174,7 @@ def load_rows(path: Path) -> list[TodoRow]:
             row = TodoRow.model_validate(json.loads(line))
             apply_calls(row.state, row.calls)
         except (json.JSONDecodeError, ValidationError, ValueError) as exc:
-            raise DataError(path, number, " ".join(str(exc).split())[:300]) from exc
+            raise DataError(path, number, one_line(exc)) from exc
         rows.append(row)
     return rows
 
@@ -195,7 +187,7 @@ def apply_calls(state: TodoState, calls: list[GoldCall]) -> TodoState:
     """
     toolbox = TODO.make_toolbox()
     for call in calls:
-        execution = toolbox.execute(call.tool, call.arguments, state)
+        execution = toolbox.execute(call.tool, call.arguments or {}, state)
         if not execution.outcome.ok:
             raise ValueError(
                 f"gold call {call.tool}{call.arguments} fails: {execution.outcome.message}"

@@ -19,31 +19,45 @@ from freyr_dspy.settings import Settings
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def model_options(func: F) -> F:
-    """Add ``--model``, ``--sampling`` and ``--api-base``."""
-    func = click.option(
-        "--api-base", default=None, help="Server URL for remote/OpenAI-compatible models."
-    )(func)
-    func = click.option(
-        "--sampling",
-        "sampling_specs",
-        multiple=True,
-        metavar="[ROLE.]PARAM=VALUE",
-        help="Sampling per role: temperature, top_p, top_k, max_tokens, seed. Repeatable.",
-    )(func)
-    func = click.option(
+def option_group(*options: Callable[[Any], Any]) -> Callable[[F], F]:
+    """One decorator adding ``options`` (``click.option(...)``s), listed in ``--help`` as given.
+
+    Every command declares its options this way: a named group per topic, shared ones here
+    (``model_options``), a command's own beside it (``_eval_options``), so a command's
+    decorators read as the list of what it takes.
+    """
+
+    def apply(func: F) -> F:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return apply
+
+
+#: ``--model``, ``--sampling`` and ``--api-base``: which model plays each role, and how.
+model_options = option_group(
+    click.option(
         "--model",
         "model_specs",
         multiple=True,
         metavar="[ROLE=]ID",
         help="Model per role (ROLE=ID) or for every role (ID). Repeatable.",
-    )(func)
-    return func
+    ),
+    click.option(
+        "--sampling",
+        "sampling_specs",
+        multiple=True,
+        metavar="[ROLE.]PARAM=VALUE",
+        help="Sampling per role: temperature, top_p, top_k, max_tokens, seed. Repeatable.",
+    ),
+    click.option(
+        "--api-base", default=None, help="Server URL for remote/OpenAI-compatible models."
+    ),
+)
 
-
-def json_option(func: F) -> F:
-    """Add ``--json`` (machine-readable output on stdout)."""
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
+#: ``--json``: machine-readable output on stdout.
+json_option = option_group(click.option("--json", "as_json", is_flag=True, help="Print JSON."))
 
 
 def make_settings(**overrides: Any) -> Settings:

@@ -7,13 +7,14 @@ dataset becomes the ``calls`` benchmark for the rest of the command.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from freyr_dspy.cli._common import option_group
 from freyr_dspy.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -22,52 +23,40 @@ if TYPE_CHECKING:
 
 __all__ = ["Dataset", "dataset_options", "open_dataset", "open_tools", "tools_options"]
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 _FILE = click.Path(path_type=Path, exists=True, dir_okay=False)
 
 
-def tools_options(func: F) -> F:
-    """Add ``--tools``, ``--mcp`` and ``--tools-module`` (the three ways to give tools)."""
-    for option in reversed(
-        [
-            click.option(
-                "--tools",
-                "tools_file",
-                type=_FILE,
-                help="JSON file of OpenAI tool dicts (a list, or {toolbox: [tools]}).",
-            ),
-            click.option("--mcp", help="MCP server: a command to start, or an http(s) URL."),
-            click.option(
-                "--tools-module",
-                metavar="MODULE:ATTR",
-                help="Python tools: a Toolbox, or a list of functions, in MODULE.",
-            ),
-        ]
-    ):
-        func = option(func)
-    return func
+#: ``--tools``, ``--mcp`` and ``--tools-module``: the three ways to give tools.
+tools_options = option_group(
+    click.option(
+        "--tools",
+        "tools_file",
+        type=_FILE,
+        help="JSON file of OpenAI tool dicts (a list, or {toolbox: [tools]}).",
+    ),
+    click.option("--mcp", help="MCP server: a command to start, or an http(s) URL."),
+    click.option(
+        "--tools-module",
+        metavar="MODULE:ATTR",
+        help="Python tools: a Toolbox, or a list of functions, in MODULE.",
+    ),
+)
 
-
-def dataset_options(func: F) -> F:
-    """Add the tools options plus ``--examples``, ``--dev`` and ``--execute``."""
-    for option in reversed(
-        [
-            click.option(
-                "--examples",
-                type=_FILE,
-                help="JSONL tool-call examples (instead of --benchmark): docs/tools.md.",
-            ),
-            click.option("--dev", type=_FILE, help="JSONL dev examples, apart from --examples."),
-            click.option(
-                "--execute",
-                is_flag=True,
-                help="Run tools that have functions (default: record the calls only).",
-            ),
-        ]
-    ):
-        func = option(func)
-    return tools_options(func)
+#: The tools options plus ``--examples``, ``--dev`` and ``--execute``: a user's own benchmark.
+dataset_options = option_group(
+    tools_options,
+    click.option(
+        "--examples",
+        type=_FILE,
+        help="JSONL tool-call examples (instead of --benchmark): docs/tools.md.",
+    ),
+    click.option("--dev", type=_FILE, help="JSONL dev examples, apart from --examples."),
+    click.option(
+        "--execute",
+        is_flag=True,
+        help="Run tools that have functions (default: record the calls only).",
+    ),
+)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ report; progress goes to stderr (a bar on a terminal, a line every few minutes i
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +16,11 @@ from freyr_dspy.cli._common import (
     json_option,
     make_settings,
     model_options,
+    option_group,
     progress_bar,
 )
 from freyr_dspy.cli._dataset import dataset_options, open_dataset
+from freyr_dspy.cli.eval_reports import compare, export, stats
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.evaluation import (
     PAPER_SAMPLING,
@@ -37,137 +38,123 @@ def _csv(value: str | None) -> tuple[str, ...]:
     return tuple(v.strip() for v in (value or "").split(",") if v.strip())
 
 
-def benchmark_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Options passed to the benchmarks in ``EvalOptions.extra`` (each uses those it knows)."""
-    for option in reversed(
-        [
-            click.option("--domains", help="CallNavi: comma-separated domains (default: all)."),
-            click.option("--difficulty", help="CallNavi: comma-separated easy,medium,hard."),
-            click.option(
-                "--prompt",
-                type=click.Choice(["paper", "signature"]),
-                help="NLT: the paper's system prompt or our role signature.",
-            ),
-            click.option(
-                "--tools-file",
-                type=click.Path(path_type=Path, exists=True, dir_okay=False),
-                help="NLT: alternative tool descriptions (robustness).",
-            ),
-            click.option("--state-view", help="LLMaker: state rendering the roles see."),
-            click.option(
-                "--inner",
-                type=click.Choice(["freyr", "nlt"]),
-                help="gated: the strategy run inside the gate.",
-            ),
-        ]
-    ):
-        func = option(func)
-    return func
-
-
-@click.command("eval")
-@click.option(
-    "--benchmark", "benchmarks", default=None, help="Comma-separated registered benchmarks."
-)
-@click.option(
-    "--strategy",
-    "strategies",
-    default=None,
-    help=(
-        "Comma-separated strategies (default: the benchmark's own list). A strategy's "
-        "settings can be switched on after '+': freyr+calibrate."
+#: Options passed to the benchmarks in ``EvalOptions.extra`` (each uses those it knows).
+benchmark_options = option_group(
+    click.option("--domains", help="CallNavi: comma-separated domains (default: all)."),
+    click.option("--difficulty", help="CallNavi: comma-separated easy,medium,hard."),
+    click.option(
+        "--prompt",
+        type=click.Choice(["paper", "signature"]),
+        help="NLT: the paper's system prompt or our role signature.",
+    ),
+    click.option(
+        "--tools-file",
+        type=click.Path(path_type=Path, exists=True, dir_okay=False),
+        help="NLT: alternative tool descriptions (robustness).",
+    ),
+    click.option("--state-view", help="LLMaker: state rendering the roles see."),
+    click.option(
+        "--inner",
+        type=click.Choice(["freyr", "nlt"]),
+        help="gated: the strategy run inside the gate.",
     ),
 )
-@click.option(
-    "--program",
-    "programs",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    help="Compiled program(s) to evaluate beside the strategies: repeatable, or a,b.json.",
+
+#: What to evaluate, how often, and where the report goes.
+_eval_options = option_group(
+    click.option(
+        "--benchmark", "benchmarks", default=None, help="Comma-separated registered benchmarks."
+    ),
+    click.option(
+        "--strategy",
+        "strategies",
+        default=None,
+        help=(
+            "Comma-separated strategies (default: the benchmark's own list). A strategy's "
+            "settings can be switched on after '+': freyr+calibrate."
+        ),
+    ),
+    click.option(
+        "--program",
+        "programs",
+        multiple=True,
+        type=click.Path(path_type=Path),
+        help="Compiled program(s) to evaluate beside the strategies: repeatable, or a,b.json.",
+    ),
+    click.option("--runs", default=1, show_default=True, type=click.IntRange(1)),
+    click.option(
+        "--mode",
+        type=click.Choice(["bootstrap", "iterative"]),
+        default="bootstrap",
+        show_default=True,
+        help="Steps start from their given state, or carry it on.",
+    ),
+    click.option(
+        "--data",
+        "data_dir",
+        type=click.Path(path_type=Path),
+        help="Benchmark data directory (default: $FREYR_DATA_DIR, ../shared/benchmarks).",
+    ),
+    click.option("--limit", type=click.IntRange(1), help="At most N episodes per benchmark."),
+    click.option(
+        "--jobs",
+        default=1,
+        show_default=True,
+        type=click.IntRange(1),
+        help="Units run at once (threads); embedded models run one call at a time.",
+    ),
+    click.option(
+        "--out",
+        type=click.Path(path_type=Path, dir_okay=False),
+        help="Save config, aggregates and raw records as JSON; resumable.",
+    ),
+    click.option("--restart", is_flag=True, help="Discard the --out checkpoint; start over."),
+    click.option(
+        "--report-only",
+        is_flag=True,
+        help="Run nothing: report the units already in the --out checkpoint (also mid-run).",
+    ),
 )
-@click.option("--runs", default=1, show_default=True, type=click.IntRange(1))
-@click.option(
-    "--mode",
-    type=click.Choice(["bootstrap", "iterative"]),
-    default="bootstrap",
-    show_default=True,
-    help="Steps start from their given state, or carry it on.",
-)
-@click.option(
-    "--data",
-    "data_dir",
-    type=click.Path(path_type=Path),
-    help="Benchmark data directory (default: $FREYR_DATA_DIR, ../shared/benchmarks).",
-)
-@click.option("--limit", type=click.IntRange(1), help="At most N episodes per benchmark.")
-@click.option(
-    "--jobs",
-    default=1,
-    show_default=True,
-    type=click.IntRange(1),
-    help="Units run at once (threads); embedded models run one call at a time.",
-)
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Save config, aggregates and raw records as JSON; resumable.",
-)
-@click.option("--restart", is_flag=True, help="Discard the --out checkpoint; start over.")
-@click.option(
-    "--report-only",
-    is_flag=True,
-    help="Run nothing: report the units already in the --out checkpoint (also mid-run).",
-)
+
+
+@click.group("eval", invoke_without_command=True, subcommand_metavar="[COMMAND [ARGS]...]")
+@_eval_options
 @dataset_options
 @benchmark_options
 @model_options
 @json_option
-def command(
-    benchmarks: str | None,
-    strategies: str | None,
-    programs: tuple[Path, ...],
-    runs: int,
-    mode: str,
-    data_dir: Path | None,
-    limit: int | None,
-    jobs: int,
-    out: Path | None,
-    restart: bool,
-    report_only: bool,
-    model_specs: tuple[str, ...],
-    sampling_specs: tuple[str, ...],
-    api_base: str | None,
-    as_json: bool,
-    **extra: Any,
-) -> None:
+@click.pass_context
+def command(ctx: click.Context, **options: Any) -> None:
     """Evaluate strategies on benchmarks, or on your tools and examples, side by side.
 
     A Table-2-style report with 95 % intervals. Sampling defaults to the FREYR paper's
     (temperature 0.8, top_p 0.6); --sampling overrides it. With --out, every finished unit
     is checkpointed beside the file (OUT.checkpoint.jsonl): running the same command again
-    resumes.
+    resumes. The commands below read saved --out files instead of running anything.
     """
-    with open_dataset(extra, benchmarks) as dataset:
+    if ctx.invoked_subcommand is None:  # a command reads saved files; the options are unused
+        _evaluate(**options)
+
+
+command.add_command(compare)
+command.add_command(stats)
+command.add_command(export)
+
+
+def _evaluate(
+    *,
+    benchmarks: str | None,
+    out: Path | None,
+    restart: bool,
+    report_only: bool,
+    as_json: bool,
+    **options: Any,
+) -> None:
+    with open_dataset(options, benchmarks) as dataset:
         if dataset is not None:
             benchmarks = dataset.benchmark.name
-            extra["dataset"] = dataset.digest  # a changed file must not resume old units
-        settings = make_settings(data_dir=data_dir)
-        config = EvalConfig(
-            benchmarks=_csv(benchmarks or ""),
-            strategies=_csv(strategies),
-            programs=tuple(Path(p) for value in programs for p in _csv(str(value))),
-            runs=runs,
-            mode=mode,  # type: ignore[arg-type]
-            data_dir=_data_dir(settings, "dataset" in extra),
-            limit=limit,
-            extra=_extra(extra),
-            default_model=settings.default_model,
-            model_specs=model_specs,
-            sampling_specs=(*PAPER_SAMPLING, *sampling_specs),
-            api_base=api_base,
-            jobs=jobs,
-            settings=settings,
-        )
+            options["dataset"] = dataset.digest  # a changed file must not resume old units
+        config = _config(benchmarks, **options)
         if report_only:
             if out is None:
                 raise ConfigError("--report-only reads the checkpoint of --out FILE; pass --out")
@@ -188,6 +175,41 @@ def command(
             echo_json(data)
         else:
             click.echo(render_text(data), nl=False)
+
+
+def _config(
+    benchmarks: str | None,
+    *,
+    strategies: str | None,
+    programs: tuple[Path, ...],
+    runs: int,
+    mode: str,
+    data_dir: Path | None,
+    limit: int | None,
+    jobs: int,
+    model_specs: tuple[str, ...],
+    sampling_specs: tuple[str, ...],
+    api_base: str | None,
+    **extra: Any,
+) -> EvalConfig:
+    """The evaluation the options describe (``extra``: the benchmark options)."""
+    settings = make_settings(data_dir=data_dir)
+    return EvalConfig(
+        benchmarks=_csv(benchmarks or ""),
+        strategies=_csv(strategies),
+        programs=tuple(Path(p) for value in programs for p in _csv(str(value))),
+        runs=runs,
+        mode=mode,  # type: ignore[arg-type]
+        data_dir=_data_dir(settings, "dataset" in extra),
+        limit=limit,
+        extra=_extra(extra),
+        default_model=settings.default_model,
+        model_specs=model_specs,
+        sampling_specs=(*PAPER_SAMPLING, *sampling_specs),
+        api_base=api_base,
+        jobs=jobs,
+        settings=settings,
+    )
 
 
 def _data_dir(settings: Any, own_dataset: bool) -> Path:

@@ -8,29 +8,35 @@ from typing import Any
 
 import click
 
-from freyr_dspy.cli._common import make_settings, progress_bar
+from freyr_dspy.cli._common import make_settings, option_group, progress_bar
 from freyr_dspy.cli._dataset import open_tools, tools_options
 
 __all__ = ["command", "teacher_program"]
 
 
+#: The examples to label, the teacher that labels them, and where the rows go.
+_label_options = option_group(
+    click.option(
+        "--examples",
+        type=click.Path(path_type=Path, exists=True, dir_okay=False),
+        required=True,
+        help="JSONL examples; rows without calls are labelled.",
+    ),
+    click.option("--teacher", required=True, help="Model id that labels (e.g. a larger model)."),
+    click.option("--strategy", default="freyr", show_default=True, help="The teacher's strategy."),
+    click.option("--api-base", default=None, help="Server URL of the teacher's model."),
+    click.option(
+        "--out",
+        type=click.Path(path_type=Path, dir_okay=False),
+        required=True,
+        help="Where to write every kept row (labelled ones with their calls).",
+    ),
+)
+
+
 @click.command("label")
 @tools_options
-@click.option(
-    "--examples",
-    type=click.Path(path_type=Path, exists=True, dir_okay=False),
-    required=True,
-    help="JSONL examples; rows without calls are labelled.",
-)
-@click.option("--teacher", required=True, help="Model id that labels (e.g. a larger model).")
-@click.option("--strategy", default="freyr", show_default=True, help="The teacher's strategy.")
-@click.option("--api-base", default=None, help="Server URL of the teacher's model.")
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path, dir_okay=False),
-    required=True,
-    help="Where to write every kept row (labelled ones with their calls).",
-)
+@_label_options
 def command(
     examples: Path,
     teacher: str,
@@ -48,7 +54,8 @@ def command(
     from freyr_dspy.datasets import read_rows
     from freyr_dspy.datasets.labelling import label_rows
 
-    with open_tools(*tools.values()) as boxes:
+    # NOTE: by name: click orders keyword arguments as they were given on the command line
+    with open_tools(tools["tools_file"], tools["mcp"], tools["tools_module"]) as boxes:
         rows = read_rows(examples, boxes, labelled_only=False)
         program = teacher_program(teacher, strategy, api_base)
         with progress_bar("label", unit="row") as progress:

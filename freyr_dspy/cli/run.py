@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
@@ -14,6 +13,7 @@ from freyr_dspy.cli._common import (
     json_option,
     make_settings,
     model_options,
+    option_group,
     read_json_file,
 )
 from freyr_dspy.cli._dataset import tools_options
@@ -23,7 +23,6 @@ from freyr_dspy.schemas import Result
 from freyr_dspy.settings import Settings
 
 __all__ = [
-    "F",
     "load_program",
     "load_state_file",
     "make_program",
@@ -32,40 +31,32 @@ __all__ = [
     "run",
 ]
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def program_options(func: F) -> F:
-    """Add the options that choose a program: domain, strategy, artifact, state, models."""
-    for option in reversed(
-        [
-            click.option(
-                "--domain",
-                default=None,
-                help="Registered domain (default: todo, or none with --tools: your tools alone).",
-            ),
-            click.option(
-                "--state", "state_file", type=click.Path(path_type=Path), help="JSON state file."
-            ),
-            click.option("--strategy", default="freyr", show_default=True, help="Strategy name."),
-            click.option("--max-retries", default=3, show_default=True, type=click.IntRange(0, 10)),
-            click.option("--state-view", default=None, help="Which state rendering roles see."),
-            click.option(
-                "--program",
-                "program_path",
-                type=click.Path(path_type=Path),
-                default=None,
-                help="Compiled artifact (compiled/NAME.json); it fixes domain and strategy.",
-            ),
-            click.option(
-                "--allow-changed-tools",
-                is_flag=True,
-                help="Run a --program with tools that differ from those it was compiled for.",
-            ),
-        ]
-    ):
-        func = option(func)
-    return tools_options(model_options(func))
+#: The options that choose a program: tools, models, domain, strategy, artifact, state.
+program_options = option_group(
+    tools_options,
+    model_options,
+    click.option(
+        "--domain",
+        default=None,
+        help="Registered domain (default: todo, or none with --tools: your tools alone).",
+    ),
+    click.option("--state", "state_file", type=click.Path(path_type=Path), help="JSON state file."),
+    click.option("--strategy", default="freyr", show_default=True, help="Strategy name."),
+    click.option("--max-retries", default=3, show_default=True, type=click.IntRange(0, 10)),
+    click.option("--state-view", default=None, help="Which state rendering roles see."),
+    click.option(
+        "--program",
+        "program_path",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="Compiled artifact (compiled/NAME.json); it fixes domain and strategy.",
+    ),
+    click.option(
+        "--allow-changed-tools",
+        is_flag=True,
+        help="Run a --program with tools that differ from those it was compiled for.",
+    ),
+)
 
 
 @click.command()

@@ -12,153 +12,144 @@ from typing import Any
 
 import click
 
-from freyr_dspy.cli._common import echo_json, json_option, make_settings
+from freyr_dspy.cli._common import echo_json, json_option, make_settings, option_group
 from freyr_dspy.cli._dataset import Dataset, dataset_options, open_dataset
 
 __all__ = ["command"]
 
 
-def _space_options(func: Any) -> Any:
-    for option in reversed(
-        [
-            click.option(
-                "--temperature",
-                default="0,1",
-                show_default=True,
-                help="LOW,HIGH searched on a 0.1 grid, or 'off' (backend default).",
-            ),
-            click.option(
-                "--top-p",
-                default="0.5,1",
-                show_default=True,
-                help="LOW,HIGH searched on a 0.05 grid, or 'off'.",
-            ),
-            click.option(
-                "--top-k",
-                default="10,40,100",
-                show_default=True,
-                help="Choices for backends with top-k (embedded, Ollama), or 'off'.",
-            ),
-            click.option(
-                "--max-retries",
-                default="0,3",
-                show_default=True,
-                help="LOW,HIGH retries of a failed tool call.",
-            ),
-            click.option(
-                "--num-demos",
-                default="0",
-                show_default=True,
-                help="LOW,HIGH gold demos per role (from trainset rows not evaluated).",
-            ),
-            click.option(
-                "--max-tokens",
-                type=click.IntRange(1),
-                help="Output cap of every role's LM (fixed; default: the backend's).",
-            ),
-            click.option(
-                "--shared-sampling",
-                is_flag=True,
-                help="One temperature/top-p/top-k for all roles (a smaller space).",
-            ),
-        ]
-    ):
-        func = option(func)
-    return func
+#: The search space: sampling ranges, retries, demos.
+_space_options = option_group(
+    click.option(
+        "--temperature",
+        default="0,1",
+        show_default=True,
+        help="LOW,HIGH searched on a 0.1 grid, or 'off' (backend default).",
+    ),
+    click.option(
+        "--top-p",
+        default="0.5,1",
+        show_default=True,
+        help="LOW,HIGH searched on a 0.05 grid, or 'off'.",
+    ),
+    click.option(
+        "--top-k",
+        default="10,40,100",
+        show_default=True,
+        help="Choices for backends with top-k (embedded, Ollama), or 'off'.",
+    ),
+    click.option(
+        "--max-retries",
+        default="0,3",
+        show_default=True,
+        help="LOW,HIGH retries of a failed tool call.",
+    ),
+    click.option(
+        "--num-demos",
+        default="0",
+        show_default=True,
+        help="LOW,HIGH gold demos per role (from trainset rows not evaluated).",
+    ),
+    click.option(
+        "--max-tokens",
+        type=click.IntRange(1),
+        help="Output cap of every role's LM (fixed; default: the backend's).",
+    ),
+    click.option(
+        "--shared-sampling",
+        is_flag=True,
+        help="One temperature/top-p/top-k for all roles (a smaller space).",
+    ),
+)
 
 
-def _run_options(func: Any) -> Any:
-    for option in reversed(
-        [
-            click.option(
-                "--trials",
-                default=12,
-                show_default=True,
-                type=click.IntRange(1),
-                help="Total finished trials the study should have (resumes count).",
-            ),
-            click.option(
-                "--objectives",
-                default="accuracy,tokens",
-                show_default=True,
-                help="From accuracy (max), tokens (min), latency (min).",
-            ),
-            click.option(
-                "--storage",
-                help="File, journal:PATH, sqlite:///PATH or postgresql://... "
-                "(default: OUT/study.journal).",
-            ),
-            click.option("--study", "study_name", help="Study name (default: from the options)."),
-            click.option(
-                "--seed", type=int, help="Sampler and LM seed (default: FREYR_SEED or 0)."
-            ),
-            click.option(
-                "--jobs",
-                default=1,
-                show_default=True,
-                type=click.IntRange(1),
-                help="Trials at once in this process; run more processes to scale.",
-            ),
-            click.option(
-                "--split",
-                type=click.Choice(["dev", "test"]),
-                default="dev",
-                show_default=True,
-                help="Evaluate on the trainsets (dev) or test data.",
-            ),
-            click.option("--limit", type=click.IntRange(1), help="At most N episodes."),
-            click.option(
-                "--data",
-                "data_dir",
-                type=click.Path(path_type=Path),
-                help="Benchmark data directory (default: $FREYR_DATA_DIR).",
-            ),
-            click.option(
-                "--option",
-                "extra",
-                multiple=True,
-                metavar="KEY=VALUE",
-                help="Benchmark-specific option (e.g. prompt=paper). Repeatable.",
-            ),
-            click.option(
-                "--out",
-                type=click.Path(path_type=Path, file_okay=False),
-                help="Report folder (default: runs/search/STUDY).",
-            ),
-            click.option(
-                "--no-cache", is_flag=True, help="Evaluate repeated configurations again."
-            ),
-            click.option(
-                "--compile-best", is_flag=True, help="Compile the best trial to compiled/."
-            ),
-            click.option(
-                "--optimizer",
-                default="labeled",
-                show_default=True,
-                help="Optimizer used by --compile-best.",
-            ),
-        ]
-    ):
-        func = option(func)
-    return func
+#: The study: trials, objectives, storage, data, report, and shipping the winner.
+_run_options = option_group(
+    click.option(
+        "--trials",
+        default=12,
+        show_default=True,
+        type=click.IntRange(1),
+        help="Total finished trials the study should have (resumes count).",
+    ),
+    click.option(
+        "--objectives",
+        default="accuracy,tokens",
+        show_default=True,
+        help="From accuracy (max), tokens (min), latency (min).",
+    ),
+    click.option(
+        "--storage",
+        help="File, journal:PATH, sqlite:///PATH or postgresql://... (default: OUT/study.journal).",
+    ),
+    click.option("--study", "study_name", help="Study name (default: from the options)."),
+    click.option("--seed", type=int, help="Sampler and LM seed (default: FREYR_SEED or 0)."),
+    click.option(
+        "--jobs",
+        default=1,
+        show_default=True,
+        type=click.IntRange(1),
+        help="Trials at once in this process; run more processes to scale.",
+    ),
+    click.option(
+        "--split",
+        type=click.Choice(["dev", "test"]),
+        default="dev",
+        show_default=True,
+        help="Evaluate on the trainsets (dev) or test data.",
+    ),
+    click.option("--limit", type=click.IntRange(1), help="At most N episodes."),
+    click.option(
+        "--data",
+        "data_dir",
+        type=click.Path(path_type=Path),
+        help="Benchmark data directory (default: $FREYR_DATA_DIR).",
+    ),
+    click.option(
+        "--option",
+        "extra",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Benchmark-specific option (e.g. prompt=paper). Repeatable.",
+    ),
+    click.option(
+        "--out",
+        type=click.Path(path_type=Path, file_okay=False),
+        help="Report folder (default: runs/search/STUDY).",
+    ),
+    click.option("--no-cache", is_flag=True, help="Evaluate repeated configurations again."),
+    click.option("--compile-best", is_flag=True, help="Compile the best trial to compiled/."),
+    click.option(
+        "--optimizer",
+        default="labeled",
+        show_default=True,
+        help="Optimizer used by --compile-best.",
+    ),
+)
+
+
+#: What the search chooses from: the models per role and the strategies.
+_candidate_options = option_group(
+    click.option("--benchmark", default=None, help="Registered benchmark name."),
+    click.option(
+        "--candidates",
+        "candidate_specs",
+        multiple=True,
+        metavar="ROLE=ID,ID",
+        help="Candidate models of one role. Repeatable.",
+    ),
+    click.option("--candidates-all", metavar="ID,ID", help="Candidates of every other role."),
+    click.option(
+        "--strategy",
+        default="freyr",
+        show_default=True,
+        help="Comma-separated strategies to choose from.",
+    ),
+)
 
 
 @click.command("search")
-@click.option("--benchmark", default=None, help="Registered benchmark name.")
-@click.option(
-    "--candidates",
-    "candidate_specs",
-    multiple=True,
-    metavar="ROLE=ID,ID",
-    help="Candidate models of one role. Repeatable.",
-)
-@click.option("--candidates-all", metavar="ID,ID", help="Candidates of every other role.")
-@click.option(
-    "--strategy",
-    default="freyr",
-    show_default=True,
-    help="Comma-separated strategies to choose from.",
-)
+@_candidate_options
 @_space_options
 @_run_options
 @dataset_options
@@ -255,12 +246,12 @@ def _compile_best(
 ) -> dict[str, Any]:
     from freyr_dspy.search.best import compile_best
 
-    path, report = compile_best(
-        result, bench, settings=settings, options=options, optimizer=optimizer
+    artifact = compile_best(result, bench, settings=settings, options=options, optimizer=optimizer)
+    dev_score = round(artifact.report.after.accuracy, 4)
+    click.echo(
+        f"compiled the best trial into {artifact.path} (dev score {dev_score:.3f})", err=True
     )
-    dev_score = round(report.after.accuracy, 4)
-    click.echo(f"compiled the best trial into {path} (dev score {dev_score:.3f})", err=True)
-    return {"path": str(path), "dev_score": dev_score}
+    return {"path": str(artifact.path), "dev_score": dev_score}
 
 
 def _data_dir(settings: Any) -> Path:

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from freyr_dspy.errors import ConfigError
 from freyr_dspy.evaluation.benchmark import EvalOptions
 from freyr_dspy.settings import DEFAULT_MODEL, Settings
 
-__all__ = ["EXTRA_OPTIONS", "PAPER_SAMPLING", "EvalConfig", "Mode"]
+__all__ = ["EXTRA_OPTIONS", "PAPER_SAMPLING", "EvalConfig", "Mode", "parse_benchmark_options"]
 
 Mode = Literal["bootstrap", "iterative"]
 
@@ -36,6 +37,24 @@ EXTRA_OPTIONS: tuple[str, ...] = (
     "state_view",
     "inner",
 )
+
+
+def parse_benchmark_options(specs: Iterable[str]) -> dict[str, Any]:
+    """Read ``KEY=VALUE`` benchmark options; a value is JSON when it parses (``3``, ``true``).
+
+    Raises:
+        ConfigError: for a spec without ``=`` or without a key.
+    """
+    options: dict[str, Any] = {}
+    for spec in specs:
+        key, sep, value = spec.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"bad option {spec!r}; expected KEY=VALUE")
+        try:
+            options[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key.strip()] = value
+    return options
 
 
 @dataclass(frozen=True)

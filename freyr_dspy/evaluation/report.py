@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from freyr_dspy._files import write_text_atomic
+from freyr_dspy.errors import DataError
 from freyr_dspy.evaluation.aggregate import ALL_CASES, METRICS, aggregate_benchmark
 from freyr_dspy.evaluation.harness import EvalRun
 
@@ -25,6 +26,7 @@ __all__ = [
     "flatten_scalars",
     "format_interval",
     "format_table",
+    "read_report",
     "render_text",
     "report_data",
     "write_json",
@@ -81,6 +83,24 @@ def clean_json(value: Any) -> Any:
 def write_json(path: Path, data: Any) -> None:
     """Write JSON atomically (temp file + rename), so a crash never leaves half a file."""
     write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def read_report(path: Path, *, needs: Sequence[str] = ("config", "records")) -> dict[str, Any]:
+    """Read a saved report (``freyr eval --out`` or ``--json`` output) with the parts ``needs``.
+
+    Raises:
+        DataError: the file cannot be read, is not JSON, or lacks one of ``needs``.
+    """
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(path, exc.lineno, f"not a freyr eval --out file ({exc.msg})") from exc
+    except OSError as exc:
+        raise DataError(path, None, f"cannot read: {exc.strerror}") from exc
+    missing = [part for part in needs if not isinstance(report, dict) or part not in report]
+    if missing:
+        raise DataError(path, None, f"not a freyr eval --out file with {', '.join(missing)}")
+    return dict(report)
 
 
 def render_text(data: Mapping[str, Any]) -> str:

@@ -18,7 +18,7 @@ from freyr_dspy.search.result import SearchResult, TrialSummary
 from freyr_dspy.settings import Settings
 
 if TYPE_CHECKING:
-    from freyr_dspy.compiler import CompileReport
+    from freyr_dspy.compile_job import CompiledArtifact
 
 __all__ = ["compile_best"]
 
@@ -34,7 +34,7 @@ def compile_best(
     optimizer: str = "labeled",
     trial: TrialSummary | None = None,
     path: Path | None = None,
-) -> tuple[Path, CompileReport]:
+) -> CompiledArtifact:
     """Compile the best trial (or ``trial``) and save it as an artifact.
 
     Args:
@@ -47,13 +47,12 @@ def compile_best(
         path: where to write; default ``compiled/<benchmark>/search-<study>-t<trial>.json``.
 
     Returns:
-        The artifact path and the compiler's report (dev scores before and after).
+        The artifact and the compiler's report (dev scores before and after).
 
     Raises:
         ConfigError: when the search has no finished trial to compile.
     """
-    from freyr_dspy import artifacts
-    from freyr_dspy.compiler import compile_program
+    from freyr_dspy.compile_job import compile_artifact
     from freyr_dspy.optimizers import OptimizerConfig
 
     chosen = trial or result.best
@@ -63,18 +62,12 @@ def compile_best(
     program = build_trial_program(benchmark, config, options)
     demos = {"max_demos": config.num_demos} if config.num_demos else {}
     optimizer_config = OptimizerConfig(name=optimizer, **demos)  # type: ignore[arg-type]
-    report = compile_program(
-        program, benchmark, optimizer_config, settings=settings, options=options
-    )
-    meta = artifacts.report_meta(
-        report,
-        benchmark=benchmark.name,
-        options=options,
-        any_toolbox=getattr(benchmark, "tool_agnostic", False),
-    )
     target = path or (
         settings.compiled_dir / benchmark.name / f"search-{result.study_name}-t{chosen.number}.json"
     )
-    saved = artifacts.save(report.program, target, meta)
-    logger.info("compiled trial %d of %s into %s", chosen.number, result.study_name, saved)
-    return saved, report
+    # NOTE: the trial's program runs without the DSPy cache (``build_trial_program``).
+    artifact = compile_artifact(
+        program, benchmark, optimizer_config, settings=settings, options=options, path=target
+    )
+    logger.info("compiled trial %d of %s into %s", chosen.number, result.study_name, target)
+    return artifact

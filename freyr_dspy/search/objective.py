@@ -16,7 +16,7 @@ import socket
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
-from freyr_dspy.errors import BackendError
+from freyr_dspy.errors import BackendError, one_line
 from freyr_dspy.evaluation.benchmark import Benchmark, Episode, EvalOptions
 from freyr_dspy.evaluation.scoring import EvalSummary, score_program
 from freyr_dspy.evaluation.spec import ProgramSpec, build_program
@@ -162,8 +162,8 @@ class Objective:
             trial.set_user_attr("failure", LOST_REASONS[0])
             raise
         except Exception as exc:
-            trial.set_user_attr("failure", f"{type(exc).__name__}: {_one_line(exc)}")
-            logger.warning("trial %d failed: %s", trial.number, _one_line(exc))
+            trial.set_user_attr("failure", one_line(exc, typed=True))
+            logger.warning("trial %d failed: %s", trial.number, one_line(exc))
             raise
         rate = evaluation.model_failures / max(evaluation.steps_run, 1)
         if evaluation.model_failures and rate > self.max_model_failure_rate:
@@ -180,7 +180,3 @@ class Objective:
 def worker_id() -> str:
     """``host:pid`` of this process, recorded on every trial it runs."""
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:300] or type(exc).__name__

@@ -21,7 +21,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from freyr_dspy.errors import ConfigError
+from freyr_dspy.errors import ConfigError, one_line
 
 if TYPE_CHECKING:
     from optuna.storages import BaseStorage, RDBStorage
@@ -118,16 +118,13 @@ def _open_rdb(url: str, attempts: int = 4) -> RDBStorage:
             # the loser sees "already exists" and succeeds once the winner has committed.
             if attempt == attempts - 1:
                 raise ConfigError(
-                    f"cannot create the tables of {redact(url)!r}: {_short(exc)}"
+                    f"cannot create the tables of {redact(url)!r}: {one_line(exc)}"
                 ) from exc
             time.sleep(0.5 * (attempt + 1))
         except (ImportError, SQLAlchemyError) as exc:  # no driver, server down, bad password
-            raise ConfigError(f"cannot open study storage {redact(url)!r}: {_short(exc)}") from exc
+            message = f"cannot open study storage {redact(url)!r}: {one_line(exc)}"
+            raise ConfigError(message) from exc
     raise AssertionError("unreachable")
-
-
-def _short(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:300]
 
 
 def with_driver(url: str) -> str:

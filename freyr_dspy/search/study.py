@@ -33,10 +33,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CACHE_DIR",
+    "QUEUED_PARAMS",
     "Callback",
     "as_space",
     "check_objectives",
     "default_study_name",
+    "enqueue",
     "evaluation_inputs",
     "finished_trials",
     "load_episodes",
@@ -55,6 +57,9 @@ Callback = Callable[[Any, Any], None]
 
 #: Evaluations already paid for, shared by every study of the project.
 CACHE_DIR = Path("runs") / "search" / "cache"
+
+#: The user attribute of a queued trial that holds its parameters (``enqueue``).
+QUEUED_PARAMS = "queued_params"
 
 
 def search_assignments(
@@ -332,11 +337,26 @@ def prepare_study(study: Study, space: SearchSpace) -> None:
     kept = [_params(t) for t in study.get_trials(deepcopy=False) if not _is_lost(t)]
     for trial in lost:
         if trial.params and trial.params not in kept:
-            marks = {"baseline": True} if trial.user_attrs.get("baseline") else None
-            study.enqueue_trial(trial.params, user_attrs=marks)
+            enqueue(study, trial.params, baseline=bool(trial.user_attrs.get("baseline")))
             kept.append(trial.params)
     _, params = baseline(space)
-    study.enqueue_trial(params, user_attrs={"baseline": True}, skip_if_exists=True)
+    enqueue(study, params, baseline=True, skip_if_exists=True)
+
+
+def enqueue(
+    study: Study,
+    params: dict[str, Any],
+    *,
+    baseline: bool = False,
+    skip_if_exists: bool = False,
+) -> None:
+    """Queue a configuration, recording its parameters where a waiting trial shows them.
+
+    A queued trial has no ``params`` until a worker takes it; ``QUEUED_PARAMS`` lets
+    ``prepare_study`` see that a lost configuration is queued already.
+    """
+    marks: dict[str, Any] = {QUEUED_PARAMS: params, **({"baseline": True} if baseline else {})}
+    study.enqueue_trial(params, user_attrs=marks, skip_if_exists=skip_if_exists)
 
 
 def run_trials(
@@ -391,7 +411,8 @@ def _is_lost(trial: FrozenTrial) -> bool:
 
 
 def _params(trial: FrozenTrial) -> dict[str, Any]:
-    return dict(trial.system_attrs.get("fixed_params", trial.params))
+    """The configuration a trial runs: the queued one in full, even before it is suggested."""
+    return dict(trial.user_attrs.get(QUEUED_PARAMS) or trial.params)
 
 
 def _startup_trials(n_trials: int) -> int:

@@ -1,7 +1,9 @@
 """The Pareto front as a static SVG: accuracy against tokens, one dot per finished trial.
 
-The HTML plots need a browser and plotly's script; this one is a plain file that a README,
-a code review or an image viewer shows as it is. Front trials are filled and numbered, the
+The HTML plots (``optuna.visualization.plot_pareto_front`` among them) need a browser and
+plotly's script; this one is a plain file that a README, a code review or an image viewer shows
+as it is. It is written here because plotly's own static export (kaleido) drives a Chrome it
+downloads, which an offline machine does not have. Front trials are filled and numbered, the
 others hollow; the baseline is a square, the best trial is ringed. The front is over all the
 study's objectives, so with latency as a third one a front dot may look dominated here.
 """

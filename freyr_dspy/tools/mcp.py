@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
-from freyr_dspy.errors import ConfigError, FreyrError
+from freyr_dspy.errors import ConfigError, FreyrError, one_line
 
 __all__ = ["McpConnection", "mcp_tools", "server_parameters"]
 
@@ -272,4 +272,4 @@ def _reason(exc: BaseException) -> str:
         exc = exc.exceptions[0]
     if isinstance(exc, TimeoutError):
         return "no answer within the timeout"
-    return " ".join(str(exc).split()) or type(exc).__name__
+    return one_line(exc, limit=None)

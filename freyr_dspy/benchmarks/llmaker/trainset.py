@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -30,6 +29,7 @@ from freyr_dspy.benchmarks.llmaker.functions import TOOL_NAMES, make_toolbox
 from freyr_dspy.benchmarks.llmaker.models import Level
 from freyr_dspy.errors import DataError
 from freyr_dspy.evaluation.benchmark import Episode, Step
+from freyr_dspy.metrics import GoldCall
 from freyr_dspy.parsing import CONVERSATION
 from freyr_dspy.tools import Toolbox
 
@@ -46,15 +46,6 @@ __all__ = [
 
 TRAINSET_FILE = "llmaker.jsonl"
 ASSERTIONS = TypeAdapter(list[Assertion])
-
-
-class GoldCall(BaseModel):
-    """One call of a correct solution."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    tool: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
 
 
 class Expected(BaseModel):
@@ -127,7 +118,7 @@ def check_row(row: TrainRow) -> str | None:
     toolbox = _toolbox()
     level = row.level
     for call in row.expected.calls:
-        execution = toolbox.execute(call.tool, call.arguments, level)
+        execution = toolbox.execute(call.tool, call.arguments or {}, level)
         if not execution.outcome.ok:
             return f"gold call {call.tool} fails: {execution.outcome.message}"
         level = execution.state

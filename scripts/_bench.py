@@ -1,0 +1,64 @@
+"""What the bench scripts share: the resumable rows file, markdown tables, JSON output, medians.
+
+A script run as ``python scripts/bench_x.py`` has ``scripts/`` first on ``sys.path``, so
+``import _bench`` finds this file with no path editing; the tests load the scripts the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from freyr_dspy._files import write_text_atomic
+from freyr_dspy.evaluation.provenance import code_version
+
+
+def add_out_options(parser: argparse.ArgumentParser, default: Path | None) -> None:
+    """``--out`` (the rows file; required without a ``default``) and ``--report-only``."""
+    parser.add_argument("--out", type=Path, default=default, required=default is None)
+    parser.add_argument("--report-only", action="store_true", help="print the table of --out")
+
+
+def load_rows(path: Path, *, missing_ok: bool = True) -> list[dict[str, Any]]:
+    """The rows saved in ``path`` so far (a rerun skips them); none for a new file."""
+    if missing_ok and not path.exists():
+        return []
+    rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["rows"]
+    return rows
+
+
+def save_rows(path: Path, about: str, rows: list[dict[str, Any]]) -> None:
+    """Write the rows with what was measured and the code that measured it, atomically."""
+    save_json(path, {"about": about, "code": code_version(), "rows": rows}, indent=1)
+
+
+def save_json(path: Path, data: Any, *, indent: int = 2) -> None:
+    """Write ``data`` as JSON, creating the folder; a crash never leaves half a file."""
+    write_text_atomic(path, json.dumps(data, indent=indent, default=str) + "\n")
+
+
+def markdown_table(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
+    """The lines of a markdown table: header, rule, one line per row."""
+    lines = [_markdown_line(columns), "|" + "---|" * len(columns)]
+    return lines + [_markdown_line(row) for row in rows]
+
+
+def _markdown_line(cells: Sequence[object]) -> str:
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
+
+
+def median_or_nan(values: Iterable[float]) -> float:
+    """The median, or NaN (shown as ``nan``) when there is nothing to take it of."""
+    values = list(values)
+    return statistics.median(values) if values else math.nan
+
+
+def mean_or_nan(values: Iterable[float]) -> float:
+    """The mean, or NaN (shown as ``nan``) when there is nothing to take it of."""
+    values = list(values)
+    return statistics.mean(values) if values else math.nan
