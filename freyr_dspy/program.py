@@ -10,7 +10,7 @@ typed ``Result`` (also available as ``prediction.result``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import dspy
@@ -148,7 +148,24 @@ class FreyrProgram(dspy.Module):
             A ``dspy.Prediction`` with ``reply``, ``calls``, ``state``, ``usage``, ``intents``,
             ``failure`` and the typed ``result``.
         """
-        run = Run(
+        run = self.start_run(message, conversation, state, toolbox, calls_only=calls_only)
+        return to_prediction(self.run_step(run, self.strategy.run))
+
+    def start_run(
+        self,
+        message: str,
+        conversation: str | Sequence[Mapping[str, str]] = "",
+        state: Any = None,
+        toolbox: Toolbox | None = None,
+        *,
+        calls_only: bool = False,
+    ) -> Run:
+        """The context of one request (see ``forward``), for running steps of the strategy.
+
+        ``forward`` runs the whole strategy in it; a server that has the client execute the
+        calls runs single steps (the summary of results the client sent back, a chat reply).
+        """
+        return Run(
             program=self,
             toolbox=toolbox if toolbox is not None else self.toolbox,
             message=message,
@@ -157,13 +174,18 @@ class FreyrProgram(dspy.Module):
             render_state=self.domain.renderer(self.state_view),
             calls_only=calls_only,
         )
+
+    def run_step(self, run: Run, step: Callable[[Run], Result]) -> Result:
+        """Run ``step`` on ``run`` with the program's prompt format; a model failure stops it.
+
+        The result then carries the failure and what the run had done so far.
+        """
         with dspy.context(adapter=_make_adapter(self.adapter)):
             try:
-                result = self.strategy.run(run)
+                return step(run)
             except ModelFailure as exc:
                 logger.warning("%s", exc)
-                result = run.result("", run.intents, failure=exc.failure)
-        return to_prediction(result)
+                return run.result("", run.intents, failure=exc.failure)
 
     def data_names(self) -> list[str]:
         """The names this program reads from benchmark data, in a fixed order (its domain's).

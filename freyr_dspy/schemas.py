@@ -79,7 +79,8 @@ class RoleUsage(BaseModel):
 
 
 FailureKind = Literal[
-    "model",  # a role's model failed: transport, timeout, provider error
+    "model",  # a role's model failed: transport, provider error
+    "timeout",  # a role's model did not answer in time
     "context",  # a prompt did not fit the model's context window
     "parse",  # a selection answer could not be read at all
     "unknown_tool",  # the plan named only tools (or APIs) the catalog does not have
@@ -88,7 +89,7 @@ FailureKind = Literal[
     "turn_limit",  # the prompted loop ended without a final answer
 ]
 #: Failures where the model never answered: the request measures the backend, not the method.
-MODEL_FAILURES: frozenset[str] = frozenset({"model", "context"})
+MODEL_FAILURES: frozenset[str] = frozenset({"model", "timeout", "context"})
 
 
 class Failure(BaseModel):

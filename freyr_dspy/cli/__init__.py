@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 
 import click
 
-from freyr_dspy.errors import ConfigError, DataError, FreyrError
+from freyr_dspy.errors import ConfigError, DataError, FreyrError, one_line
 
 __all__ = ["cli", "main"]
 
@@ -69,7 +69,15 @@ def _register_commands() -> None:
     cli.add_command(chat.chat)
     cli.add_command(models.models)
     cli.add_command(signatures.signatures)
-    for optional in ("eval_cmd", "compile_cmd", "search_cmd", "label_cmd", "strategies_cmd"):
+    optional_commands = (
+        "eval_cmd",
+        "compile_cmd",
+        "search_cmd",
+        "label_cmd",
+        "strategies_cmd",
+        "serve_cmd",
+    )
+    for optional in optional_commands:
         try:
             module = __import__(f"freyr_dspy.cli.{optional}", fromlist=["command"])
         except ModuleNotFoundError as exc:
@@ -143,5 +151,5 @@ def _fail(exc: Exception, code: int, debug: bool) -> int:
         import traceback
 
         traceback.print_exception(exc)
-    click.echo(f"error: {' '.join(str(exc).split())}", err=True)
+    click.echo(f"error: {one_line(exc, limit=None)}", err=True)
     return code

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import dspy
 from dspy.utils.exceptions import LMError
 
-from freyr_dspy.errors import BackendError, ConfigError, FakeLMError, exception_chain
+from freyr_dspy.errors import BackendError, ConfigError, FakeLMError, exception_chain, one_line
 from freyr_dspy.grounding import Evidence, copied_examples, examples_of, ground_arguments
 from freyr_dspy.roles import Role
 from freyr_dspy.schemas import CallRecord, Failure, FailureKind, Outcome, Result, RoleUsage
@@ -111,8 +111,8 @@ class Run:
         except (LMError, BackendError, TimeoutError, ConnectionError) as exc:
             if isinstance(exc.__cause__, FakeLMError):
                 raise exc.__cause__ from None  # an unscripted fake call is a test bug
-            detail = f"{role} model failed: {_one_line(exc)}"
-            kind: FailureKind = "context" if _overflowed_context(exc) else "model"
+            detail = f"{role} model failed: {one_line(exc)}"
+            kind = _failure_kind(exc)
             raise ModelFailure(Failure(kind=kind, detail=detail)) from exc
         finally:
             parse_failed = prediction is not None and prediction.get("parsed_ok") is False
@@ -239,13 +239,24 @@ def _args_text(arguments: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in arguments.items())
 
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text[:300]
-
-
 #: llama.cpp raises a bare ``ValueError`` with this text; litellm has its own exception type.
 _LLAMA_CPP_OVERFLOW = re.compile(r"exceed context window")
+
+
+def _failure_kind(exc: BaseException) -> FailureKind:
+    """What kind of model failure ``exc`` is: a prompt over the context, a timeout, or other."""
+    if _overflowed_context(exc):
+        return "context"
+    if _timed_out(exc):
+        return "timeout"
+    return "model"
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """Tell whether ``exc`` (or an exception it was raised from) is a model's time-out."""
+    from litellm.exceptions import Timeout
+
+    return any(isinstance(e, TimeoutError | Timeout) for e in exception_chain(exc))
 
 
 def _overflowed_context(exc: BaseException) -> bool:

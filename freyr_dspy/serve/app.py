@@ -1,0 +1,173 @@
+"""The FastAPI app of ``freyr serve``: OpenAI's chat completions over freyr programs.
+
+Routes: ``POST /v1/chat/completions``, ``GET /v1/models`` and ``GET /health`` (open without
+the API key, for load balancers and scripts). Each completion carries the server's timing in
+three headers: ``x-freyr-queue-ms`` (waiting for the worker), ``x-freyr-program-ms`` (the
+program's run) and ``x-freyr-overhead-ms`` (the rest of the handler: reading, checking and
+answering the request), so a client can tell the server's own cost from the model's time.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from freyr_dspy.errors import one_line
+from freyr_dspy.schemas import Result
+from freyr_dspy.serve.errors import ApiError, unauthorized
+from freyr_dspy.serve.job import completion_of, parse_request, prepare, run_job
+from freyr_dspy.serve.programs import ServedPrograms
+from freyr_dspy.serve.protocol import ChatCompletion, ChatRequest
+from freyr_dspy.serve.queue import Admission, ClientGone, Timed
+from freyr_dspy.serve.streaming import sse_events
+
+__all__ = ["ServeOptions", "create_app"]
+
+logger = logging.getLogger(__name__)
+
+#: The status logged for a client that left while waiting (nginx's "client closed request").
+CLIENT_CLOSED = 499
+#: The largest request body read: far above any context window, far below the server's memory.
+MAX_BODY_BYTES = 16 * 2**20
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """How the server admits requests.
+
+    Args:
+        max_queue: requests that may wait while one runs; more are refused with 503.
+        timeout: seconds a program may run before the request is answered with 504.
+        api_key: the key clients must send as ``Authorization: Bearer KEY``; None: no key.
+    """
+
+    max_queue: int = 16
+    timeout: float = 600.0
+    api_key: str | None = None
+
+
+def create_app(programs: ServedPrograms, options: ServeOptions | None = None) -> FastAPI:
+    """Build the app serving ``programs``.
+
+    The app's ``state.admission`` is its queue (``running``/``waiting`` counts).
+    """
+    options = options or ServeOptions()
+    admission = Admission(options.max_queue, timeout=options.timeout)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        admission.close()
+
+    from freyr_dspy import __version__
+
+    app = FastAPI(title="freyr serve", version=__version__, lifespan=lifespan, docs_url=None)
+    app.state.admission = admission
+    fingerprint = f"freyr-{__version__}"
+
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse(exc.response_body(), status_code=exc.status, headers=exc.headers)
+
+    @app.get("/health")
+    async def health() -> dict[str, object]:
+        return {
+            "status": "ok",
+            "models": programs.names,
+            "running": admission.running,
+            "waiting": admission.waiting,
+            "max_queue": admission.max_queue,
+        }
+
+    @app.get("/v1/models")
+    async def models(request: Request) -> JSONResponse:
+        _authorize(request, options.api_key)
+        return JSONResponse(programs.model_list().model_dump())
+
+    @app.post("/v1/chat/completions")
+    async def chat_completions(request: Request) -> Response:
+        started = time.perf_counter()
+        _authorize(request, options.api_key)
+        body = parse_request(await _read_body(request))
+        job = prepare(body, programs.pick(body.model))
+        try:
+            timed = await admission.run(lambda: run_job(job), lambda: _client_left(request))
+        except ClientGone:
+            logger.info("client left while waiting: %s", body.model)
+            return Response(status_code=CLIENT_CLOSED)
+        except ApiError:
+            raise
+        except Exception as exc:  # a bug or a misconfigured program: one line to the client
+            logger.exception("request for %s failed", body.model)
+            raise ApiError(
+                500, one_line(exc, typed=True), type="server_error", code="internal"
+            ) from exc
+        completion = completion_of(body.model, timed.value, job, fingerprint)
+        finish = completion.choices[0].finish_reason
+        logger.info("%s: %s in %.0f ms", body.model, finish, 1000 * timed.run_seconds)
+        return _respond(body, completion, timed, started)
+
+    return app
+
+
+def _respond(
+    body: ChatRequest, completion: ChatCompletion, timed: Timed[Result], started: float
+) -> Response:
+    if not body.stream:
+        response: Response = JSONResponse(completion.model_dump(mode="json"))
+    else:
+        usage = body.stream_options is not None and body.stream_options.include_usage
+        events = sse_events(completion, include_usage=usage)
+        response = StreamingResponse(events, media_type="text/event-stream")
+    own = time.perf_counter() - started - timed.queue_seconds - timed.run_seconds
+    response.headers.update(
+        {
+            "x-freyr-queue-ms": f"{1000 * timed.queue_seconds:.2f}",
+            "x-freyr-program-ms": f"{1000 * timed.run_seconds:.2f}",
+            "x-freyr-overhead-ms": f"{1000 * own:.2f}",
+        }
+    )
+    return response
+
+
+async def _read_body(request: Request) -> bytes:
+    """The request body, refused (413) past ``MAX_BODY_BYTES`` before it is all read."""
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise ApiError(
+                413,
+                f"the body is larger than {MAX_BODY_BYTES // 2**20} MiB",
+                code="request_too_large",
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _client_left(request: Request) -> None:
+    """Return once the client has disconnected (the body is read: nothing else can arrive).
+
+    NOTE: a watcher awaiting the next ASGI message, rather than polling ``is_disconnected``:
+    with dozens of requests waiting, polling each one every few milliseconds cost the event
+    loop more than the requests themselves.
+    """
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+def _authorize(request: Request, api_key: str | None) -> None:
+    """Check ``Authorization: Bearer KEY`` in constant time (no key configured: open)."""
+    if api_key is None:
+        return
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    given = token.strip().encode()
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given, api_key.encode()):
+        raise unauthorized()

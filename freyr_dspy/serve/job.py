@@ -1,0 +1,99 @@
+"""One request, from its body to its completion: read, checked, run, answered.
+
+Everything a request can get wrong is found here, before it takes a place in the queue: a
+body that is not JSON or not the protocol, a message list the protocol forbids, a malformed
+tool, a ``tool_choice`` naming no tool, tools other than a compiled program's, a request over
+the model's context. ``run_job`` is the part that runs in the worker thread.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from freyr_dspy.schemas import Result
+from freyr_dspy.serve.answer import answer
+from freyr_dspy.serve.context import check_fits
+from freyr_dspy.serve.conversation import Turn, read_turn
+from freyr_dspy.serve.errors import bad_request, invalid_body
+from freyr_dspy.serve.programs import ServedProgram
+from freyr_dspy.serve.protocol import ChatCompletion, ChatRequest
+from freyr_dspy.serve.sampling import request_sampling, sampling_of
+from freyr_dspy.serve.translate import ToolPlan, choice_of, plan_of, toolbox_of, usage_of
+from freyr_dspy.tools import Toolbox
+
+__all__ = ["Job", "completion_of", "parse_request", "prepare", "run_job"]
+
+
+@dataclass(frozen=True)
+class Job:
+    """A checked request, ready for the worker: the program's inputs and how to run it."""
+
+    served: ServedProgram
+    turn: Turn
+    toolbox: Toolbox | None
+    plan: ToolPlan
+    sampling: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_request(raw: bytes) -> ChatRequest:
+    """Read a request body.
+
+    Raises:
+        ApiError: 400 for a body that is not a JSON object of the protocol.
+    """
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}"
+        raise bad_request(f"the body is not valid JSON: {exc.msg} ({where})") from exc
+    except UnicodeDecodeError as exc:
+        raise bad_request("the body is not UTF-8 text") from exc
+    if not isinstance(data, dict):
+        raise bad_request(f"the body must be a JSON object, got {type(data).__name__}")
+    try:
+        return ChatRequest.model_validate(data)
+    except ValidationError as exc:
+        raise invalid_body(exc) from exc
+
+
+def prepare(request: ChatRequest, served: ServedProgram) -> Job:
+    """Check a request against the program that will answer it.
+
+    Raises:
+        ApiError: 400 for anything the request gets wrong (see the module docstring).
+    """
+    turn = read_turn(request.messages)
+    toolbox = toolbox_of(request.tools)
+    plan = plan_of(request, toolbox)
+    served.check_tools(toolbox)
+    check_fits(turn, request.tools, served.context_tokens)
+    return Job(served, turn, toolbox, plan, sampling_of(request))
+
+
+def run_job(job: Job) -> Result:
+    """Run the program for a job (in the worker thread), with the request's sampling."""
+    program = job.served.program
+    with request_sampling(program, job.sampling):
+        return answer(program, job.turn, job.toolbox, job.plan)
+
+
+def completion_of(model: str, result: Result, job: Job, fingerprint: str) -> ChatCompletion:
+    """The answer to a job, named by the ``model`` the request asked for.
+
+    Raises:
+        ApiError: 502 when the program failed or could not honour ``tool_choice``.
+    """
+    return ChatCompletion(
+        id=f"chatcmpl-{secrets.token_hex(12)}",
+        created=int(time.time()),
+        model=model,
+        system_fingerprint=fingerprint,
+        choices=[choice_of(result, job.toolbox, job.plan)],
+        usage=usage_of(result.usage),
+    )

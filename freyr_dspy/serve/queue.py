@@ -1,0 +1,123 @@
+"""Admission: one program run at a time, a bounded queue before it, 503 beyond the bound.
+
+Embedded models run one call at a time (one llama.cpp context), so requests run one by one
+in a single worker thread. Up to ``max_queue`` more wait their turn; a request arriving when
+every place is taken is refused at once with 503 and a ``Retry-After`` from the recent pace.
+A waiting client that disconnects gives its place up. A running program cannot be stopped
+halfway (a model call has no cancel): its thread keeps the worker until it finishes, even
+after a timeout or a disconnect, so the next request never shares the model with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from freyr_dspy.serve.errors import queue_full, timed_out
+
+__all__ = ["Admission", "ClientGone", "Timed"]
+
+T = TypeVar("T")
+
+#: Weight of the newest run in the average run time behind ``Retry-After``.
+_PACE_WEIGHT = 0.2
+
+
+class ClientGone(Exception):
+    """Internal signal: the client disconnected while its request waited."""
+
+
+@dataclass(frozen=True)
+class Timed(Generic[T]):
+    """A job's value with the seconds spent waiting for the worker and running."""
+
+    value: T
+    queue_seconds: float
+    run_seconds: float
+
+
+class Admission:
+    """Run jobs one at a time in a worker thread, with at most ``max_queue`` waiting."""
+
+    def __init__(self, max_queue: int, *, timeout: float) -> None:
+        self.max_queue = max_queue
+        self.timeout = timeout
+        self.waiting = 0
+        self.running = 0
+        self._lock = asyncio.Lock()
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="freyr-serve")
+        self._pace = 1.0  # average seconds per run
+
+    async def run(
+        self, job: Callable[[], T], client_left: Callable[[], Awaitable[object]]
+    ) -> Timed[T]:
+        """Wait for the worker, then run ``job`` in it.
+
+        ``client_left()`` returns when the client disconnects; while the request waits, it
+        is watched so that a client who leaves gives its place up.
+
+        Raises:
+            ApiError: 503 when the queue is full; 504 when the job outlasts the timeout.
+            ClientGone: when the client disconnected while waiting.
+        """
+        if self.waiting + self.running > self.max_queue:
+            raise queue_full(self.waiting, self.retry_after())
+        arrived = time.perf_counter()
+        self.waiting += 1
+        try:
+            await self._acquire(client_left)
+        finally:
+            self.waiting -= 1
+        started = time.perf_counter()
+        future = asyncio.get_running_loop().run_in_executor(self._worker, job)
+        self.running += 1
+        future.add_done_callback(lambda _: self._release(started))
+        try:
+            # NOTE: shielded: a timeout (or a cancelled handler) must not mark the job done
+            # while its thread still runs, or the next job would share the model with it.
+            value = await asyncio.wait_for(asyncio.shield(future), self.timeout)
+        except TimeoutError as exc:
+            raise timed_out(self.timeout) from exc
+        return Timed(value, started - arrived, time.perf_counter() - started)
+
+    def retry_after(self) -> int:
+        """Seconds until a place is likely free: the queue ahead at the recent pace."""
+        return max(1, math.ceil(self._pace * (self.waiting + self.running)))
+
+    async def _acquire(self, client_left: Callable[[], Awaitable[object]]) -> None:
+        if not self._lock.locked():  # the common case under light load: no watcher task
+            await self._lock.acquire()
+            return
+        acquiring = asyncio.ensure_future(self._lock.acquire())
+        leaving = asyncio.ensure_future(client_left())
+        try:
+            await asyncio.wait({acquiring, leaving}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the handler itself was cancelled (shutdown)
+            self._abandon(acquiring)
+            raise
+        finally:
+            leaving.cancel()
+        if acquiring.done():
+            return
+        self._abandon(acquiring)
+        raise ClientGone
+
+    def _abandon(self, acquiring: asyncio.Future[Any]) -> None:
+        """Stop waiting for the lock; if it was granted all the same, pass it on."""
+        acquiring.cancel()
+        acquiring.add_done_callback(lambda f: None if f.cancelled() else self._lock.release())
+
+    def _release(self, started: float) -> None:
+        self.running -= 1
+        seconds = time.perf_counter() - started
+        self._pace = (1 - _PACE_WEIGHT) * self._pace + _PACE_WEIGHT * seconds
+        self._lock.release()
+
+    def close(self) -> None:
+        """Stop the worker thread once its job (if any) is done."""
+        self._worker.shutdown(wait=False, cancel_futures=True)

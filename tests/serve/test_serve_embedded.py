@@ -1,0 +1,81 @@
+"""The ``openai`` SDK's own weather example against ``freyr serve`` on the real 0.5B model.
+
+The request is the SDK documentation's function-calling example unchanged except for
+``base_url`` and the model name; the answer must be a tool call whose arguments are JSON
+valid against the tool's schema, and the tool's result must come back as a reply.
+"""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+from openai import OpenAI
+from serve_helpers import serving
+
+from freyr_dspy.backends import is_installed
+from freyr_dspy.cli.serve_cmd import served_programs
+from freyr_dspy.settings import FAST_MODEL, Settings
+
+pytestmark = [
+    pytest.mark.embedded,
+    pytest.mark.server,
+    pytest.mark.skipif(
+        not is_installed(FAST_MODEL), reason="the Qwen 0.5B parts are not installed"
+    ),
+]
+
+#: The SDK documentation's example tool, as published (``strict`` and all).
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get current temperature for a given location.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "location": {
+                    "type": "string",
+                    "description": "City and country e.g. Bogotá, Colombia",
+                }
+            },
+            "required": ["location"],
+            "additionalProperties": False,
+        },
+        "strict": True,
+    },
+}
+
+
+def test_the_sdk_weather_example_gets_a_valid_tool_call_and_a_reply(settings: Settings) -> None:
+    [served] = served_programs(
+        settings,
+        program_paths=(),
+        strategy="freyr",
+        max_retries=3,
+        model_specs=(FAST_MODEL,),
+        sampling_specs=("temperature=0", "seed=0"),
+        api_base=None,
+    )
+    question = [{"role": "user", "content": "What is the weather like in Paris today?"}]
+    with serving(served) as base:
+        client = OpenAI(base_url=base, api_key="-", max_retries=0)
+        completion = client.chat.completions.create(
+            model=FAST_MODEL, messages=question, tools=[WEATHER_TOOL]
+        )
+        choice = completion.choices[0]
+        assert choice.finish_reason == "tool_calls", choice.message.content
+        [call] = choice.message.tool_calls or []
+        assert call.function.name == "get_weather"
+        arguments = json.loads(call.function.arguments)
+        jsonschema.validate(arguments, WEATHER_TOOL["function"]["parameters"])  # type: ignore[index]
+        assert "paris" in arguments["location"].lower()
+
+        result = {"role": "tool", "tool_call_id": call.id, "content": "14 degrees Celsius"}
+        reply = client.chat.completions.create(
+            model=FAST_MODEL, messages=[*question, choice.message, result], tools=[WEATHER_TOOL]
+        )
+    assert reply.choices[0].finish_reason == "stop"
+    assert reply.choices[0].message.content
+    assert reply.usage is not None and reply.usage.prompt_tokens > 0
