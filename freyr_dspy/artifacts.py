@@ -30,16 +30,16 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from freyr_dspy._files import write_text_atomic
-from freyr_dspy.demo_pool import POOL_ATTRIBUTE, check_pool, pool_state
 from freyr_dspy.domains.plain import PLAIN_DOMAIN_NAME
 from freyr_dspy.errors import ArtifactError, ConfigError, UnknownRoleError, one_line
 from freyr_dspy.evaluation.spec import ProgramSpec, build_program, spec_of
 from freyr_dspy.name_refs import fill_names, fingerprint, map_strings, refer_names
 from freyr_dspy.optimizers import OptimizerConfig
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.prompting.demo_pool import POOL_ATTRIBUTE, check_pool, pool_state
+from freyr_dspy.roles.signature_dump import signature_hash
 from freyr_dspy.schemas import RoleModel
 from freyr_dspy.settings import Settings
-from freyr_dspy.signature_dump import signature_hash
 from freyr_dspy.strategies import accepted_config, get_strategy
 from freyr_dspy.tools import Toolbox
 from freyr_dspy.tools.fingerprint import toolbox_changes, toolbox_fingerprint

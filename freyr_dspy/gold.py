@@ -26,8 +26,8 @@ from typing import Any
 import dspy
 
 from freyr_dspy.metrics import BenchmarkMetric, GoldCall, gold_calls
-from freyr_dspy.parsing import CONVERSATION
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.prompting.parsing import CONVERSATION
 from freyr_dspy.testing import Answer, FakeCall, FakeEngine
 
 __all__ = [

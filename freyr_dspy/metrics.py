@@ -20,7 +20,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
 from freyr_dspy.evaluation.benchmark import Benchmark, Step, StepScore
-from freyr_dspy.parsing import CONVERSATION
+from freyr_dspy.prompting.parsing import CONVERSATION
 
 __all__ = [
     "INPUT_FIELDS",

@@ -32,12 +32,18 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
 from freyr_dspy.backends import make_lm
-from freyr_dspy.demo_pool import REQUEST_FIELDS, attach_pool, detach_pool, pool_size, pool_state
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.gepa_components import RanPredictorsSelector
 from freyr_dspy.gold import detached_copy, gold_demos, select_demos, shorten
 from freyr_dspy.metrics import BenchmarkMetric, FeedbackMetric
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.prompting.demo_pool import (
+    REQUEST_FIELDS,
+    attach_pool,
+    detach_pool,
+    pool_size,
+    pool_state,
+)
 from freyr_dspy.schemas import RoleModel, Sampling
 
 __all__ = [

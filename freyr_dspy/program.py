@@ -15,10 +15,10 @@ from typing import Any, Literal
 
 import dspy
 
-from freyr_dspy.adapters import make_adapter
 from freyr_dspy.domains import Domain, get_domain
 from freyr_dspy.domains.plain import plain_domain
 from freyr_dspy.errors import ConfigError
+from freyr_dspy.prompting.adapters import make_adapter
 from freyr_dspy.roles import Role
 from freyr_dspy.schemas import Result, RoleModel
 from freyr_dspy.strategies import ModelFailure, Run, StrategyModule, make_strategy
@@ -48,7 +48,7 @@ class FreyrProgram(dspy.Module):
             ``[[ ## field ## ]]`` format).
         ground_arguments: leave out optional arguments whose values the model invented - stated
             nowhere in the message, conversation, state or earlier outcomes
-            (``freyr_dspy.grounding``); each call records what it dropped.
+            (``freyr_dspy.strategies.grounding``); each call records what it dropped.
     """
 
     def __init__(

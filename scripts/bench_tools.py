@@ -12,7 +12,7 @@ For every model, request and strategy (greedy decoding, the program's defaults o
 - rejected attempts: calls the tool's validation refused (unknown tool, wrong argument);
 - copied examples: argument values equal to an example in the tool's description;
 - dropped optional: optional arguments left out because nobody stated their value
-  (``freyr_dspy.grounding``, on in every strategy);
+  (``freyr_dspy.strategies.grounding``, on in every strategy);
 - input and output tokens, and seconds, per request.
 
     python scripts/bench_tools.py --out runs/bench_tools.json            # both Qwen models
@@ -45,11 +45,11 @@ from freyr_dspy.backends.llamacpp import DEFAULT_PREFIX_CACHE_BYTES
 from freyr_dspy.domains import Domain
 from freyr_dspy.errors import one_line
 from freyr_dspy.evaluation.calls import calls_match
-from freyr_dspy.grounding import example_values, examples_of
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
 from freyr_dspy.settings import DEFAULT_MODEL, FAST_MODEL
 from freyr_dspy.strategies import StrategyModule, make_strategy, parse_label
+from freyr_dspy.strategies.grounding import example_values, examples_of
 from freyr_dspy.tools import Toolbox
 
 SUITE = Path(__file__).parent / "data" / "tool_suite.json"
@@ -92,7 +92,7 @@ def strategy_module(label: str) -> StrategyModule:
 
 def copied_examples_made(result: Result, toolbox: Toolbox) -> int:
     """Argument values in the calls made that equal an example of the called tool's description
-    (``freyr_dspy.grounding.examples_of``), whether or not the user also said them."""
+    (``freyr_dspy.strategies.grounding.examples_of``), whether or not the user also said them."""
     copied = 0
     for call in result.calls:
         if call.tool not in toolbox.names:

@@ -26,9 +26,9 @@ from freyr_dspy.compiler import compile_program
 from freyr_dspy.errors import ArtifactError, UnknownRoleError
 from freyr_dspy.optimizers import OptimizerConfig
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.roles.signature_dump import signature_hash
 from freyr_dspy.schemas import RoleModel, Sampling
 from freyr_dspy.settings import Settings
-from freyr_dspy.signature_dump import signature_hash
 from freyr_dspy.testing import unregister_fake
 
 

@@ -1,5 +1,5 @@
-"""Blamed values (``freyr_dspy.blame``): which arguments an error blames, and the retry schema
-that cannot repeat them, checked down to the llama.cpp grammar."""
+"""Blamed values: which arguments an error blames (``strategies.retry.blame``), and the retry
+schema that cannot repeat them (``prompting.narrowing``), checked down to the llama.cpp grammar."""
 
 from __future__ import annotations
 
@@ -10,16 +10,14 @@ from typing import Any, Literal
 from gbnf import Grammar, parses_in_llama_cpp
 
 from freyr_dspy.backends.llamacpp_grammar import schema_grammar
-from freyr_dspy.blame import (
+from freyr_dspy.prompting.narrowing import choose_from, forbid_values, offered_choices
+from freyr_dspy.roles.parameters import parameters_contract
+from freyr_dspy.strategies.retry.blame import (
     RetryLimits,
     blame_note,
     blamed_arguments,
-    choose_from,
-    forbid_values,
     listed_choices,
-    offered_choices,
 )
-from freyr_dspy.roles.parameters import parameters_contract
 from freyr_dspy.tools import Tool
 
 

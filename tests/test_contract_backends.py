@@ -17,8 +17,8 @@ from typing import Any
 import dspy
 import pytest
 
-from freyr_dspy.adapters import FreyrJSONAdapter
 from freyr_dspy.backends import make_lm
+from freyr_dspy.prompting.adapters import FreyrJSONAdapter
 from freyr_dspy.roles import IntentClassifier, ParameterFiller
 from freyr_dspy.roles.intent import intent_contract
 from freyr_dspy.roles.parameters import parameters_contract

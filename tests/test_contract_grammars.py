@@ -21,7 +21,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from role_samples import sample_inputs
 
-from freyr_dspy.adapters import FreyrJSONAdapter
 from freyr_dspy.backends.llamacpp_grammar import without_patterns
 from freyr_dspy.backends.llamacpp_messages import _structured_output
 from freyr_dspy.benchmarks.callnavi.roles import (
@@ -31,8 +30,9 @@ from freyr_dspy.benchmarks.callnavi.roles import (
     single_call_contract,
     supporting_call_contract,
 )
-from freyr_dspy.contracts import Contract, response_format, with_contract
 from freyr_dspy.domains.example import make_todo_toolbox
+from freyr_dspy.prompting.adapters import FreyrJSONAdapter
+from freyr_dspy.prompting.contracts import Contract, response_format, with_contract
 from freyr_dspy.roles import load_roles
 from freyr_dspy.roles.intent import intent_contract
 from freyr_dspy.roles.library import library_contract

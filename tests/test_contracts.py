@@ -13,9 +13,10 @@ from typing import Any
 import dspy
 import pytest
 
-from freyr_dspy.adapters import FreyrChatAdapter, FreyrJSONAdapter
 from freyr_dspy.backends import LlamaCppEngine, make_lm
-from freyr_dspy.contracts import (
+from freyr_dspy.errors import ConfigError
+from freyr_dspy.prompting.adapters import FreyrChatAdapter, FreyrJSONAdapter
+from freyr_dspy.prompting.contracts import (
     contract_of,
     enforces_schema,
     is_strict,
@@ -26,10 +27,9 @@ from freyr_dspy.contracts import (
     response_format,
     with_contract,
 )
-from freyr_dspy.errors import ConfigError
 from freyr_dspy.roles import IntentClassifier, IntentSignature
 from freyr_dspy.roles.intent import intent_contract
-from freyr_dspy.signature_dump import dump_signature
+from freyr_dspy.roles.signature_dump import dump_signature
 from freyr_dspy.testing import FakeCall, FunctionLM
 
 CONTRACT = intent_contract(["math.hypot", "get-weather"], 8)

@@ -9,9 +9,14 @@ import dspy
 import pytest
 
 from freyr_dspy.domains import Domain
-from freyr_dspy.grounding import Evidence, copied_examples, examples_of, tool_without_examples
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel
+from freyr_dspy.strategies.grounding import (
+    Evidence,
+    copied_examples,
+    examples_of,
+    tool_without_examples,
+)
 from freyr_dspy.testing import FakeCall, FunctionLM, register_fake, unregister_fake
 from freyr_dspy.tools import Tool, Toolbox
 
@@ -190,7 +195,7 @@ def test_prompted_gets_the_refusal_as_an_observation() -> None:
 
 
 def test_without_examples_removes_the_example_clauses_only() -> None:
-    from freyr_dspy.grounding import without_examples
+    from freyr_dspy.strategies.grounding import without_examples
 
     assert without_examples("Event title, e.g. 'Weekly sync'") == "Event title"
     assert without_examples('Room, such as "Aula" or "Lab 2".') == "Room."

@@ -6,8 +6,8 @@ import dspy
 import pytest
 from dspy.utils.exceptions import AdapterParseError
 
-from freyr_dspy.adapters import LeanAdapter, input_order, make_adapter
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.prompting.adapters import LeanAdapter, input_order, make_adapter
 from freyr_dspy.roles import IntentSignature, ParametersSignature
 from freyr_dspy.roles.summary import SummarySignature
 from freyr_dspy.testing import FunctionLM, make_fake_lm, register_fake, unregister_fake

@@ -6,7 +6,13 @@ from typing import Any
 
 import pytest
 
-from freyr_dspy.parsing import match_names, parse_arguments, parse_text, split_items, strip_fences
+from freyr_dspy.prompting.parsing import (
+    match_names,
+    parse_arguments,
+    parse_text,
+    split_items,
+    strip_fences,
+)
 
 TOOLS = ["add_task", "list_tasks", "complete_task", "remove_task"]
 

@@ -619,7 +619,7 @@ def test_program_state_survives_save_and_load(tmp_path: Path) -> None:
     ("name", "plain"), [("json", dspy.JSONAdapter), ("chat", dspy.ChatAdapter)]
 )
 def test_memoised_adapters_format_exactly_like_dspy(name: str, plain: type) -> None:
-    from freyr_dspy.adapters import make_adapter
+    from freyr_dspy.prompting.adapters import make_adapter
     from freyr_dspy.roles import IntentSignature
 
     adapter = make_adapter(name)

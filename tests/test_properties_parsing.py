@@ -22,7 +22,7 @@ from malformed import NESTING_UNITS, malformed_texts
 
 from freyr_dspy.benchmarks.callnavi.metrics import syntax_valid, syntax_valid_strict
 from freyr_dspy.benchmarks.callnavi.roles import read_call_list
-from freyr_dspy.parsing import (
+from freyr_dspy.prompting.parsing import (
     CONVERSATION,
     _parse_bullets,
     _scalar,

@@ -19,7 +19,7 @@ from pydantic import TypeAdapter
 from role_samples import sample_inputs, sample_outputs
 
 from freyr_dspy.roles import Role, load_roles
-from freyr_dspy.signature_dump import dump_signature
+from freyr_dspy.roles.signature_dump import dump_signature
 from freyr_dspy.testing import FakeCall, FunctionLM
 
 SIGNATURES_DIR = Path(__file__).resolve().parent.parent / "signatures"

@@ -5,9 +5,9 @@ JSON fallback), the role reads the raw text with its tolerant parser instead of 
 cannot be read at all becomes empty outputs, which the program reports as a parse failure.
 
 A caller that knows what the role may name (the catalog, the tool being called) passes it as a
-per-call ``contract`` (``freyr_dspy.contracts``); the predictor itself is never changed.
-A predictor compiled with a demo pool (``freyr_dspy.demo_pool``) shows the demos nearest to
-each request instead of fixed ones.
+per-call ``contract`` (``freyr_dspy.prompting.contracts``); the predictor itself is never
+changed. A predictor compiled with a demo pool (``freyr_dspy.prompting.demo_pool``) shows the
+demos nearest to each request instead of fixed ones.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import Any, ClassVar
 import dspy
 from dspy.utils.exceptions import AdapterParseError
 
-from freyr_dspy.contracts import Contract, with_contract
-from freyr_dspy.demo_pool import POOL_ATTRIBUTE, demos_for
-from freyr_dspy.parsing import valid_unicode
+from freyr_dspy.prompting.contracts import Contract, with_contract
+from freyr_dspy.prompting.demo_pool import POOL_ATTRIBUTE, demos_for
+from freyr_dspy.prompting.parsing import valid_unicode
 
 __all__ = ["Role"]
 

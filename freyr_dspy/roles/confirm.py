@@ -17,8 +17,8 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.contracts import Contract
-from freyr_dspy.parsing import parse_arguments
+from freyr_dspy.prompting.contracts import Contract
+from freyr_dspy.prompting.parsing import parse_arguments
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.contracts import Contract, names_schema
-from freyr_dspy.parsing import CONVERSATION, split_items
+from freyr_dspy.prompting.contracts import Contract, names_schema
+from freyr_dspy.prompting.parsing import CONVERSATION, split_items
 from freyr_dspy.roles.base import Role
 
 __all__ = ["IntentClassifier", "IntentSignature", "intent_contract"]

@@ -15,8 +15,8 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.contracts import Contract, names_schema
-from freyr_dspy.parsing import match_names, split_items
+from freyr_dspy.prompting.contracts import Contract, names_schema
+from freyr_dspy.prompting.parsing import match_names, split_items
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.blame import choose_from, forbid_values
-from freyr_dspy.contracts import Contract, JsonSchema
-from freyr_dspy.parsing import parse_arguments
+from freyr_dspy.prompting.contracts import Contract, JsonSchema
+from freyr_dspy.prompting.narrowing import choose_from, forbid_values
+from freyr_dspy.prompting.parsing import parse_arguments
 from freyr_dspy.roles.base import Role
 from freyr_dspy.tools import Tool
 from freyr_dspy.tools.schema import inline_refs

@@ -16,8 +16,8 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.contracts import Contract
-from freyr_dspy.parsing import MAX_NESTED_JSON, load_json, parse_text
+from freyr_dspy.prompting.contracts import Contract
+from freyr_dspy.prompting.parsing import MAX_NESTED_JSON, load_json, parse_text
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.parsing import parse_text
+from freyr_dspy.prompting.parsing import parse_text
 from freyr_dspy.roles.base import Role
 
 __all__ = ["Summarizer", "SummarySignature"]

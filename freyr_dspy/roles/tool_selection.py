@@ -19,8 +19,8 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.contracts import Contract, pattern_literal
-from freyr_dspy.parsing import MAX_NESTED_JSON, load_json, parse_text, strip_fences
+from freyr_dspy.prompting.contracts import Contract, pattern_literal
+from freyr_dspy.prompting.parsing import MAX_NESTED_JSON, load_json, parse_text, strip_fences
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
 from freyr_dspy.tools import Toolbox, normalize_name

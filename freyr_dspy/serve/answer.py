@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from freyr_dspy.parsing import CONVERSATION
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.prompting.parsing import CONVERSATION
 from freyr_dspy.schemas import CallRecord, Outcome, Result
 from freyr_dspy.serve.conversation import Turn
 from freyr_dspy.serve.translate import ToolPlan

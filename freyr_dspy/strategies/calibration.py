@@ -25,9 +25,9 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.contracts import Contract, with_contract
-from freyr_dspy.demo_pool import demos_for
-from freyr_dspy.parsing import CONVERSATION
+from freyr_dspy.prompting.contracts import Contract, with_contract
+from freyr_dspy.prompting.demo_pool import demos_for
+from freyr_dspy.prompting.parsing import CONVERSATION
 from freyr_dspy.schemas import RoleUsage
 from freyr_dspy.strategies.run import Run
 

@@ -12,15 +12,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from freyr_dspy.contracts import Contract
-from freyr_dspy.parsing import CONVERSATION, match_names
+from freyr_dspy.prompting.contracts import Contract
+from freyr_dspy.prompting.parsing import CONVERSATION, match_names
 from freyr_dspy.roles.confirm import confirm_contract, confirmed
 from freyr_dspy.roles.intent import intent_contract
 from freyr_dspy.schemas import Result
 from freyr_dspy.strategies.base import StrategyModule
 from freyr_dspy.strategies.calibration import calibrated_first_tool
-from freyr_dspy.strategies.calling import call_until_exhausted
 from freyr_dspy.strategies.policies import CallPolicy, PlanningPolicy, changed_settings
+from freyr_dspy.strategies.retry.loop import call_until_exhausted
 from freyr_dspy.strategies.run import Run, has_lm
 from freyr_dspy.strategies.steps import (
     Selection,
@@ -213,16 +213,16 @@ class Freyr(StrategyModule):
             the new plan (``replanned``).
         exclude_blamed: a retry may not write again a value the last error blamed: the
             parameters' schema excludes it where a grammar can, the feedback asks for another
-            (``freyr_dspy.blame``).
+            (``freyr_dspy.strategies.retry.blame``).
         choose_listed: a retry of an argument an error blamed must take one of the values
             that error lists for its kind (``rooms: Hall, Cellar``), when it lists any
-            (``freyr_dspy.blame``).
+            (``freyr_dspy.strategies.retry.blame``).
         abstain: check a plan of one tool with the ``confirm`` role too, so a request no
             offered tool can carry out gets a reply in words and no call (``confirm_intents``).
             Needs ``confirm``.
         require_stated: do not make a call whose required text values share no word with
-            the request (``freyr_dspy.grounding.unstated_required``); when no call is left, the
-            ``chat`` role replies, and may ask for what is missing.
+            the request (``freyr_dspy.strategies.grounding.unstated_required``); when no call
+            is left, the ``chat`` role replies, and may ask for what is missing.
         split_calls: let the parameters role write several calls of any planned tool (at
             most ``SPLIT_MOST``), not only of a tool the plan names more than once.
     """

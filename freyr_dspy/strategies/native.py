@@ -21,10 +21,10 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.adapters import FreyrChatAdapter, LeanAdapter
-from freyr_dspy.contracts import Contract
 from freyr_dspy.errors import ToolUnsupportedError, exception_chain
-from freyr_dspy.parsing import valid_strings, valid_unicode
+from freyr_dspy.prompting.adapters import FreyrChatAdapter, LeanAdapter
+from freyr_dspy.prompting.contracts import Contract
+from freyr_dspy.prompting.parsing import valid_strings, valid_unicode
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
 from freyr_dspy.schemas import CallRecord, Failure, Outcome, Result

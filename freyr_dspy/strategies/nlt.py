@@ -21,8 +21,8 @@ from freyr_dspy.roles.tool_selection import (
 from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies.base import StrategyModule
-from freyr_dspy.strategies.calling import call_until_exhausted
 from freyr_dspy.strategies.policies import CallPolicy, changed_settings
+from freyr_dspy.strategies.retry.loop import call_until_exhausted
 from freyr_dspy.strategies.run import Run
 from freyr_dspy.strategies.steps import (
     Selection,
@@ -69,11 +69,11 @@ class Nlt(StrategyModule):
         respond: write a reply after the calls (a summary, or a chat reply when no tool was
             selected). Off, the calls are the whole result and no reply call is paid for.
         exclude_blamed: a retry may not write again a value the last error blamed
-            (``freyr_dspy.blame``).
+            (``freyr_dspy.strategies.retry.blame``).
         choose_listed: a retry of an argument an error blamed must take one of the values
-            that error lists for its kind (``freyr_dspy.blame``).
+            that error lists for its kind (``freyr_dspy.strategies.retry.blame``).
         require_stated: do not make a call whose required text values share no word with
-            the request (``freyr_dspy.grounding.unstated_required``).
+            the request (``freyr_dspy.strategies.grounding.unstated_required``).
         split_calls: let the parameters role write several calls of any selected tool.
     """
 

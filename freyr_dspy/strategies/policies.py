@@ -2,7 +2,7 @@
 
 ``PlanningPolicy`` says how FREYR's plan is made and checked; ``CallPolicy`` says how a
 planned tool becomes calls and how a failed call is retried, and every strategy that calls
-tools through ``freyr_dspy.strategies.calling`` holds one (``freyr``, ``nlt``, and ``gated``
+tools through ``freyr_dspy.strategies.retry.loop`` holds one (``freyr``, ``nlt``, and ``gated``
 through its inner strategy). A strategy's settings are the fields of its policies, and its
 ``config()`` the fields that differ from their defaults (``changed_settings``), so the
 artifacts saved before the policies existed describe the same strategies.

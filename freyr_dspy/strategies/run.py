@@ -4,7 +4,7 @@ Strategies call roles through the run (``call_role``), which accounts for each r
 calls, tokens and seconds and turns a model's failure into ``ModelFailure``; tools are executed
 through it (``execute``, ``run_tool``), so state is committed only on success, and a value
 copied from a description's example is refused once. How a planned tool becomes calls and how
-a failed call is retried is ``freyr_dspy.strategies.calling``, under a ``CallPolicy``.
+a failed call is retried is ``freyr_dspy.strategies.retry.loop``, under a ``CallPolicy``.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import dspy
 from dspy.utils.exceptions import LMError
 
 from freyr_dspy.errors import BackendError, ConfigError, FakeLMError, exception_chain, one_line
-from freyr_dspy.grounding import Evidence, copied_examples, examples_of, ground_arguments
 from freyr_dspy.roles import Role
 from freyr_dspy.schemas import CallRecord, Failure, FailureKind, Outcome, Result, RoleUsage
+from freyr_dspy.strategies.grounding import Evidence, copied_examples, examples_of, ground_arguments
 from freyr_dspy.tools import Toolbox
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ class Run:
         """The model's arguments without optional values nobody stated, and the names dropped.
 
         Evidence is what the user and the tools have said: the message, the conversation, the
-        state and the outcomes so far (``freyr_dspy.grounding``). Off with
+        state and the outcomes so far (``freyr_dspy.strategies.grounding``). Off with
         ``FreyrProgram(ground_arguments=False)``; an unknown tool is left to validation.
         """
         tool = self.toolbox.resolve(tool_name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from freyr_dspy.parsing import CONVERSATION
+from freyr_dspy.prompting.parsing import CONVERSATION
 from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies.run import Run
 

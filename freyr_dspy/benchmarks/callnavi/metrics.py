@@ -29,7 +29,7 @@ from typing import Any
 
 from freyr_dspy.benchmarks.callnavi.data import DIFFICULTIES, PLACEHOLDER
 from freyr_dspy.evaluation.stats import levenshtein
-from freyr_dspy.parsing import load_json
+from freyr_dspy.prompting.parsing import load_json
 
 __all__ = [
     "PAPER_DENOMINATORS",

@@ -18,7 +18,7 @@ import dspy
 from freyr_dspy.benchmarks.callnavi.domain import CallNaviState, state_toolbox
 from freyr_dspy.benchmarks.callnavi.toolbox import ApiCatalogLevel, render_api
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.parsing import match_names
+from freyr_dspy.prompting.parsing import match_names
 from freyr_dspy.schemas import CallRecord, Failure, Outcome, Result
 from freyr_dspy.strategies.base import StrategyModule
 from freyr_dspy.strategies.run import Run

@@ -25,8 +25,14 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.contracts import Contract, JsonSchema, name_schema, names_schema
-from freyr_dspy.parsing import load_json, parse_arguments, parse_text, split_items, strip_fences
+from freyr_dspy.prompting.contracts import Contract, JsonSchema, name_schema, names_schema
+from freyr_dspy.prompting.parsing import (
+    load_json,
+    parse_arguments,
+    parse_text,
+    split_items,
+    strip_fences,
+)
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
 from freyr_dspy.tools import Tool

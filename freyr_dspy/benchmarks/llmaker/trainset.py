@@ -30,7 +30,7 @@ from freyr_dspy.benchmarks.llmaker.models import Level
 from freyr_dspy.errors import DataError
 from freyr_dspy.evaluation.benchmark import Episode, Step
 from freyr_dspy.metrics import GoldCall
-from freyr_dspy.parsing import CONVERSATION
+from freyr_dspy.prompting.parsing import CONVERSATION
 from freyr_dspy.tools import Toolbox
 
 __all__ = [

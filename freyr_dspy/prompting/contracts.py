@@ -8,7 +8,7 @@ call's JSON schema (``{"intents": {"type": "array", "items": {"enum": [...]}}}``
 It travels in a per-call signature (DSPy's ``Predict(..., signature=...)``) as one extra key of
 the fields' ``json_schema_extra``. Annotations, instructions and demos stay the declared ones,
 so parsing is unchanged, and the predictor's state, compiled artifacts and ``signatures/``
-never see a contract. freyr's adapters honour it (``freyr_dspy.adapters``):
+never see a contract. freyr's adapters honour it (``freyr_dspy.prompting.adapters``):
 
 * a backend that constrains its output to a JSON schema (``enforces_schema``) gets it as
   ``response_format`` - a grammar on llama.cpp, ``format`` on Ollama, structured outputs on

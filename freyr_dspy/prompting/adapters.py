@@ -16,7 +16,7 @@ possible prefix between requests to the same toolbox, and the request itself sit
 before the answer. Signatures are not changed, so compiled instructions and demos run under
 any adapter.
 
-All three honour a role's per-call output contract (``freyr_dspy.contracts``): the JSON
+All three honour a role's per-call output contract (``freyr_dspy.prompting.contracts``): the JSON
 adapters send it as the ``response_format`` of a backend that enforces JSON schemas, leaving
 the prompt as it is; otherwise (and always with the chat adapter) the schema is written into
 the prompt, and the roles' tolerant parsers stay the safety net.
@@ -42,8 +42,8 @@ from dspy.adapters.utils import format_field_value, get_annotation_name, seriali
 from dspy.utils.exceptions import AdapterParseError
 from pydantic.fields import FieldInfo
 
-from freyr_dspy.contracts import contract_of, enforces_schema, response_format, stated
 from freyr_dspy.errors import one_line
+from freyr_dspy.prompting.contracts import contract_of, enforces_schema, response_format, stated
 
 __all__ = [
     "STATIC_INPUTS",

@@ -11,8 +11,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from freyr_dspy.blame import RetryLimits, blame_note, blamed_arguments
-from freyr_dspy.grounding import tool_without_examples, unstated_required
 from freyr_dspy.roles.parameters import (
     give_up_feedback,
     gives_up,
@@ -21,7 +19,9 @@ from freyr_dspy.roles.parameters import (
     several_calls_note,
 )
 from freyr_dspy.schemas import CallRecord, Outcome
+from freyr_dspy.strategies.grounding import tool_without_examples, unstated_required
 from freyr_dspy.strategies.policies import CallPolicy
+from freyr_dspy.strategies.retry.blame import RetryLimits, blame_note, blamed_arguments
 from freyr_dspy.strategies.run import Run
 from freyr_dspy.tools import Tool
 from freyr_dspy.tools.toolbox import render_tool_spec

@@ -1,0 +1,9 @@
+"""What a role's prompt is made of, and how its answer is read back.
+
+``contracts`` types each role's output (a JSON schema the llama.cpp grammar enforces),
+``narrowing`` narrows those schemas for a retry, ``adapters`` formats prompts (lean, json,
+chat), ``parsing`` reads small models' malformed answers tolerantly, and ``demo_pool`` keeps
+the demos a role picks from per request.
+"""
+
+__all__: list[str] = []  # see the submodules: adapters, contracts, narrowing, parsing, demo_pool
