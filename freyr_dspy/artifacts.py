@@ -32,10 +32,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from freyr_dspy._files import write_text_atomic
 from freyr_dspy.domains.plain import PLAIN_DOMAIN_NAME
 from freyr_dspy.errors import ArtifactError, ConfigError, UnknownRoleError, one_line
-from freyr_dspy.evaluation.spec import ProgramSpec, build_program, spec_of
-from freyr_dspy.name_refs import fill_names, fingerprint, map_strings, refer_names
 from freyr_dspy.optimizers import OptimizerConfig
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.program.name_refs import fill_names, fingerprint, map_strings, refer_names
+from freyr_dspy.program.spec import ProgramSpec, build_program, spec_of
 from freyr_dspy.prompting.demo_pool import POOL_ATTRIBUTE, check_pool, pool_state
 from freyr_dspy.roles.signature_dump import signature_hash
 from freyr_dspy.schemas import RoleModel
@@ -45,8 +45,8 @@ from freyr_dspy.tools import Toolbox
 from freyr_dspy.tools.fingerprint import toolbox_changes, toolbox_fingerprint
 
 if TYPE_CHECKING:
+    from freyr_dspy.benchmark import EvalOptions
     from freyr_dspy.compiler import CompileReport
-    from freyr_dspy.evaluation.benchmark import EvalOptions
 
 __all__ = [
     "FORMAT",
@@ -351,7 +351,7 @@ def starting_point(
         ConfigError: the artifact is for another benchmark, or the arguments contradict it.
         ArtifactError: see ``load``.
     """
-    from freyr_dspy.evaluation.benchmark import EvalOptions
+    from freyr_dspy.benchmark import EvalOptions
 
     settings = settings or Settings()
     resolved = resolve_path(path, settings.compiled_dir)
@@ -402,7 +402,7 @@ def _rebuild(meta: ArtifactMeta, settings: Settings, toolbox: Toolbox | None) ->
 
     A plain tool-use program (compiled on a user's tools) is built on ``toolbox`` alone.
     """
-    from freyr_dspy.evaluation.benchmark import BENCHMARKS, EvalOptions, load_all
+    from freyr_dspy.benchmark import BENCHMARKS, EvalOptions, load_all
 
     spec = meta.program
     benchmark, options = None, None

@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from freyr_dspy.artifacts import benchmark_data_dir, report_meta, save, starting_point
-from freyr_dspy.assignment import build_assignment, override_assignment
+from freyr_dspy.benchmark import Benchmark, EvalOptions
 from freyr_dspy.compiler import CompileReport, compile_program
 from freyr_dspy.datasets import ToolCallBenchmark
 from freyr_dspy.errors import ConfigError, UnknownRoleError
-from freyr_dspy.evaluation.benchmark import Benchmark, EvalOptions
 from freyr_dspy.evaluation.scoring import EvalSummary, Progress
-from freyr_dspy.evaluation.spec import ProgramSpec, build_program
 from freyr_dspy.optimizers import OptimizerConfig
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.program.assignment import build_assignment, override_assignment
+from freyr_dspy.program.spec import ProgramSpec, build_program
 from freyr_dspy.settings import Settings
 from freyr_dspy.workflows import deciding_roles, tool_text_fields
 

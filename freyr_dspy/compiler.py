@@ -19,8 +19,8 @@ from typing import Any
 import dspy
 from pydantic import BaseModel
 
+from freyr_dspy.benchmark import Benchmark, Episode, EvalOptions
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.evaluation.benchmark import Benchmark, Episode, EvalOptions
 from freyr_dspy.evaluation.scoring import EvalSummary, Progress, score_program
 from freyr_dspy.metrics import BenchmarkMetric, step_example
 from freyr_dspy.optimizers import OptimizerConfig, optimize

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
-from freyr_dspy.evaluation.benchmark import Benchmark, Step, StepScore
+from freyr_dspy.benchmark import Benchmark, Step, StepScore
 from freyr_dspy.prompting.parsing import CONVERSATION
 
 __all__ = [

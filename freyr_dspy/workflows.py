@@ -19,10 +19,10 @@ from typing import Any
 
 import dspy
 
+from freyr_dspy.benchmark import EvalOptions
 from freyr_dspy.compiler import CompileReport, compile_program
 from freyr_dspy.datasets import CallExample, ToolCallBenchmark, rows_from
 from freyr_dspy.datasets.toolboxes import DEFAULT_TOOLBOX
-from freyr_dspy.evaluation.benchmark import EvalOptions
 from freyr_dspy.evaluation.scoring import EvalSummary, Progress, score_program
 from freyr_dspy.optimizers import OptimizerConfig
 from freyr_dspy.program import FreyrProgram

@@ -24,11 +24,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 from _bench import markdown_table, save_json
 
 from freyr_dspy.artifacts import benchmark_data_dir, load, read_artifact
-from freyr_dspy.assignment import build_assignment
 from freyr_dspy.benchmarks import EvalOptions, get_benchmark
 from freyr_dspy.evaluation.config import parse_benchmark_options
 from freyr_dspy.evaluation.runner import StepRecord, run_episode
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.program.assignment import build_assignment
 from freyr_dspy.settings import Settings
 
 

@@ -31,7 +31,6 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
 from _bench import markdown_table, save_json
 
-from freyr_dspy.assignment import build_assignment
 from freyr_dspy.backends import EMBEDDED_MODELS
 from freyr_dspy.backends.embedded import shared_engine
 from freyr_dspy.backends.llamacpp import DEFAULT_PREFIX_CACHE_BYTES
@@ -41,6 +40,7 @@ from freyr_dspy.errors import one_line
 from freyr_dspy.evaluation.provenance import code_version
 from freyr_dspy.evaluation.runner import run_episode
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.program.assignment import build_assignment
 from freyr_dspy.settings import Settings
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies.base import FunctionStrategy

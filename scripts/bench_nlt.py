@@ -32,12 +32,12 @@ from _bench import save_json
 from dspy.clients.base_lm import GLOBAL_HISTORY
 from dspy.lm15 import Request, Response, Usage
 
-from freyr_dspy.assignment import build_assignment
 from freyr_dspy.benchmarks import EvalOptions, get_benchmark
 from freyr_dspy.benchmarks.nlt.summary import summarize_records
 from freyr_dspy.domains import Domain
 from freyr_dspy.evaluation import run_episode
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.program.assignment import build_assignment
 from freyr_dspy.settings import Settings
 from freyr_dspy.strategies import load_strategies
 from freyr_dspy.testing import FakeCall, FakeEngine, read_call

@@ -25,7 +25,7 @@ from typing import Any
 from freyr_dspy.benchmarks.callnavi.data import callnavi_dir, load_domain
 from freyr_dspy.benchmarks.nlt.domain import load as load_scenario
 from freyr_dspy.errors import DataError
-from freyr_dspy.name_refs import REFERENCE
+from freyr_dspy.program.name_refs import REFERENCE
 from freyr_dspy.settings import Settings
 
 Relabel = Callable[[dict[str, Any]], dict[str, Any]]

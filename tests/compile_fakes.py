@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from freyr_dspy.benchmark import EvalOptions
 from freyr_dspy.benchmarks.todo import TEST_ROWS, TodoBenchmark, load_rows
-from freyr_dspy.evaluation.benchmark import EvalOptions
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel
 from freyr_dspy.settings import Settings

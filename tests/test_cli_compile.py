@@ -233,9 +233,9 @@ def test_start_never_overwrites_its_own_artifact(freyr, tmp_path: Path) -> None:
 
 def test_start_takes_the_mode_the_artifact_was_compiled_in(tmp_path: Path) -> None:
     from freyr_dspy.artifacts import build_meta, save, starting_point
+    from freyr_dspy.benchmark import EvalOptions
     from freyr_dspy.benchmarks.todo import TodoBenchmark
     from freyr_dspy.errors import ConfigError
-    from freyr_dspy.evaluation.benchmark import EvalOptions
 
     settings = project(tmp_path)
     program = TodoBenchmark().make_program("freyr", EvalOptions(data_dir=tmp_path))

@@ -9,6 +9,7 @@ import pytest
 from compile_fakes import MAGIC, OPTIONS, SkilledLM, project, skilled_program
 
 from freyr_dspy.artifacts import program_state
+from freyr_dspy.benchmark import Episode, EvalOptions, Step
 from freyr_dspy.benchmarks.todo import TodoBenchmark
 from freyr_dspy.compiler import (
     compile_program,
@@ -17,7 +18,6 @@ from freyr_dspy.compiler import (
     trainset_sha256,
 )
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.evaluation.benchmark import Episode, EvalOptions, Step
 from freyr_dspy.gold import select_demos, shorten
 from freyr_dspy.metrics import step_example
 from freyr_dspy.optimizers import OPTIMIZER_NAMES, OptimizerConfig

@@ -11,6 +11,7 @@ import pytest
 import search_fixtures as fx
 
 from freyr_dspy.artifacts import report_meta
+from freyr_dspy.benchmark import EvalOptions
 from freyr_dspy.compiler import compile_program, dev_episodes
 from freyr_dspy.errors import FakeLMError
 from freyr_dspy.evaluation import (
@@ -23,7 +24,6 @@ from freyr_dspy.evaluation import (
     summarise,
 )
 from freyr_dspy.evaluation.aggregate import run_metrics
-from freyr_dspy.evaluation.benchmark import EvalOptions
 from freyr_dspy.evaluation.units import UnitKey, UnitResult
 from freyr_dspy.metrics import step_example
 from freyr_dspy.optimizers import OptimizerConfig

@@ -3,9 +3,9 @@ from __future__ import annotations
 import dspy
 import pytest
 
+from freyr_dspy.benchmark import Step
 from freyr_dspy.benchmarks.todo import TodoBenchmark
 from freyr_dspy.domains.example import Task, TodoState
-from freyr_dspy.evaluation.benchmark import Step
 from freyr_dspy.metrics import (
     ROLE_METRICS,
     BenchmarkMetric,

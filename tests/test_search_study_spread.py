@@ -1,6 +1,6 @@
 """The episodes a search evaluates: ``--limit N`` spreads N picks over the whole split."""
 
-from freyr_dspy.evaluation.benchmark import Episode, Step
+from freyr_dspy.benchmark import Episode, Step
 from freyr_dspy.search.study import spread
 
 

@@ -96,8 +96,8 @@ def open_dataset(
         ConfigError: both or neither of ``--benchmark`` and ``--examples``, or tools
             options without examples.
     """
+    from freyr_dspy.benchmark import register_benchmark
     from freyr_dspy.datasets import dataset_benchmark, dataset_digest
-    from freyr_dspy.evaluation.benchmark import register_benchmark
 
     examples: Path | None = values.pop("examples")
     dev: Path | None = values.pop("dev")

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from freyr_dspy.benchmark import get_benchmark
 from freyr_dspy.cli._common import (
     echo_json,
     json_option,
@@ -20,7 +21,6 @@ from freyr_dspy.cli._common import (
 from freyr_dspy.cli._dataset import Dataset, dataset_options, open_dataset
 from freyr_dspy.compile_job import CompiledArtifact, CompileJob, compile_job, regression_warning
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.evaluation.benchmark import get_benchmark
 from freyr_dspy.evaluation.config import parse_benchmark_options
 from freyr_dspy.optimizers import OPTIMIZER_NAMES, OptimizerConfig
 from freyr_dspy.settings import Settings

@@ -76,8 +76,8 @@ def teacher_program(teacher: str, strategy: str, api_base: str | None) -> Any:
 
     Each call passes the row's own tools, so the program starts with none.
     """
-    from freyr_dspy.assignment import build_assignment
     from freyr_dspy.program import FreyrProgram
+    from freyr_dspy.program.assignment import build_assignment
     from freyr_dspy.tools import Toolbox
 
     settings = make_settings()

@@ -7,7 +7,6 @@ from typing import Any
 
 import click
 
-from freyr_dspy.assignment import build_assignment, parse_model_specs, parse_sampling_specs
 from freyr_dspy.cli._common import (
     echo_json,
     json_option,
@@ -19,6 +18,7 @@ from freyr_dspy.cli._common import (
 from freyr_dspy.cli._dataset import tools_options
 from freyr_dspy.errors import ConfigError, DataError
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.program.assignment import build_assignment, parse_model_specs, parse_sampling_specs
 from freyr_dspy.schemas import Result
 from freyr_dspy.settings import Settings
 
@@ -99,7 +99,7 @@ def make_program(
     ``--domain`` it is a plain tool-use program. An MCP server runs until ``program.toolbox``
     is closed.
     """
-    from freyr_dspy.evaluation.spec import ProgramSpec, build_program
+    from freyr_dspy.program.spec import ProgramSpec, build_program
     from freyr_dspy.strategies import strategy_roles
 
     settings = make_settings()

@@ -188,8 +188,8 @@ def _strategy_program(
     context_tokens: int | None,
 ) -> ServedProgram:
     """The command line's strategy, with ``default_model`` for the roles not named."""
-    from freyr_dspy.assignment import build_assignment
-    from freyr_dspy.evaluation.spec import ProgramSpec, build_program
+    from freyr_dspy.program.assignment import build_assignment
+    from freyr_dspy.program.spec import ProgramSpec, build_program
     from freyr_dspy.serve import ServedProgram
     from freyr_dspy.strategies import strategy_roles
     from freyr_dspy.tools import Toolbox

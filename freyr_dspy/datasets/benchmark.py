@@ -17,6 +17,7 @@ from typing import Any
 
 import dspy
 
+from freyr_dspy.benchmark import Episode, EvalOptions, Step, StepScore
 from freyr_dspy.datasets.checker import check_calls, render_call
 from freyr_dspy.datasets.format import (
     CallExample,
@@ -26,7 +27,6 @@ from freyr_dspy.datasets.format import (
 )
 from freyr_dspy.datasets.toolboxes import check_gold, toolbox_of
 from freyr_dspy.errors import DataError
-from freyr_dspy.evaluation.benchmark import Episode, EvalOptions, Step, StepScore
 from freyr_dspy.metrics import step_example
 from freyr_dspy.program import FreyrProgram, render_conversation
 from freyr_dspy.schemas import Result

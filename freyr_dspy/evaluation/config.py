@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from freyr_dspy.benchmark import EvalOptions
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.evaluation.benchmark import EvalOptions
 from freyr_dspy.settings import DEFAULT_MODEL, Settings
 
 __all__ = ["EXTRA_OPTIONS", "PAPER_SAMPLING", "EvalConfig", "Mode", "parse_benchmark_options"]

@@ -13,13 +13,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from freyr_dspy.assignment import parse_model_specs, parse_sampling_specs
+from freyr_dspy.benchmark import Benchmark, Episode, get_benchmark
 from freyr_dspy.errors import ConfigError, DataError, UnknownRoleError
-from freyr_dspy.evaluation.benchmark import Benchmark, Episode, get_benchmark
 from freyr_dspy.evaluation.config import EvalConfig
-from freyr_dspy.evaluation.spec import ProgramSpec, build_program
 from freyr_dspy.evaluation.units import UnitKey
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.program.assignment import parse_model_specs, parse_sampling_specs
+from freyr_dspy.program.spec import ProgramSpec, build_program
 from freyr_dspy.schemas import RoleModel, Sampling
 from freyr_dspy.strategies import get_strategy, load_strategies, parse_label
 

@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from freyr_dspy.evaluation.benchmark import Benchmark, Episode, StepScore
+from freyr_dspy.benchmark import Benchmark, Episode, StepScore
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Failure, Result
 

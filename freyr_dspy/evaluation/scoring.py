@@ -16,7 +16,7 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from freyr_dspy.evaluation.benchmark import Benchmark, Episode
+from freyr_dspy.benchmark import Benchmark, Episode
 from freyr_dspy.evaluation.runner import StepRecord, run_episode
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import MODEL_FAILURES

@@ -11,8 +11,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from freyr_dspy.benchmark import Benchmark, EvalOptions
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.evaluation.benchmark import Benchmark, EvalOptions
 from freyr_dspy.search.objective import build_trial_program
 from freyr_dspy.search.result import SearchResult, TrialSummary
 from freyr_dspy.settings import Settings

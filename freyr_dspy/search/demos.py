@@ -12,8 +12,8 @@ import random
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from freyr_dspy.benchmark import Benchmark, Episode, EvalOptions
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.evaluation.benchmark import Benchmark, Episode, EvalOptions
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.search.objective import DemoFn
 from freyr_dspy.search.space import TrialConfig

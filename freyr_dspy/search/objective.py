@@ -16,11 +16,11 @@ import socket
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
+from freyr_dspy.benchmark import Benchmark, Episode, EvalOptions
 from freyr_dspy.errors import BackendError, one_line
-from freyr_dspy.evaluation.benchmark import Benchmark, Episode, EvalOptions
 from freyr_dspy.evaluation.scoring import EvalSummary, score_program
-from freyr_dspy.evaluation.spec import ProgramSpec, build_program
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.program.spec import ProgramSpec, build_program
 from freyr_dspy.search.cache import EvaluationCache
 from freyr_dspy.search.space import SearchSpace, TrialConfig, TrialPicker, suggest
 

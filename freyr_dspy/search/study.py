@@ -15,9 +15,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from freyr_dspy.benchmark import Benchmark, Episode, EvalOptions, get_benchmark
 from freyr_dspy.errors import ConfigError, UnknownRoleError
-from freyr_dspy.evaluation.benchmark import Benchmark, Episode, EvalOptions, get_benchmark
-from freyr_dspy.evaluation.spec import ProgramSpec, build_program
+from freyr_dspy.program.spec import ProgramSpec, build_program
 from freyr_dspy.search.cache import EvaluationCache
 from freyr_dspy.search.demos import hold_out, labeled_demo_fn, step_ids
 from freyr_dspy.search.objective import LOST_REASONS, OBJECTIVES, DemoFn, Objective

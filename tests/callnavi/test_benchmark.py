@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from freyr_dspy.benchmark import EvalOptions
 from freyr_dspy.benchmarks import get_benchmark
 from freyr_dspy.benchmarks.callnavi.benchmark import CALLNAVI_BENCHMARK
 from freyr_dspy.benchmarks.callnavi.data import callnavi_dir, load_domain
@@ -16,7 +17,6 @@ from freyr_dspy.benchmarks.callnavi.domain import CallNaviProgram
 from freyr_dspy.benchmarks.callnavi.trainset import benchmark_overlap, load_trainset
 from freyr_dspy.errors import ConfigError, DataError
 from freyr_dspy.evaluation import run_episode
-from freyr_dspy.evaluation.benchmark import EvalOptions
 from freyr_dspy.evaluation.runner import StepRecord
 from freyr_dspy.metrics import BenchmarkMetric, step_example
 from freyr_dspy.testing import FakeCall, FunctionLM

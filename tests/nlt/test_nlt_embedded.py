@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from freyr_dspy.assignment import build_assignment
 from freyr_dspy.benchmarks import EvalOptions, get_benchmark
 from freyr_dspy.evaluation import run_episode
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.program.assignment import build_assignment
 from freyr_dspy.strategies.gated import Gated
 from freyr_dspy.strategies.nlt import Nlt
 

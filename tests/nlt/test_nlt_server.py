@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from llama_server import ALIAS, llama_server
 
-from freyr_dspy.assignment import build_assignment
 from freyr_dspy.benchmarks import EvalOptions, get_benchmark
 from freyr_dspy.evaluation import run_episode
+from freyr_dspy.program.assignment import build_assignment
 
 pytestmark = pytest.mark.server
 

@@ -21,6 +21,13 @@ from typing import Any
 
 import dspy
 
+from freyr_dspy.benchmark import (
+    Episode,
+    EvalOptions,
+    Step,
+    StepScore,
+    register_benchmark,
+)
 from freyr_dspy.benchmarks.callnavi import oracle as _oracle  # noqa: F401 (registers gold answers)
 from freyr_dspy.benchmarks.callnavi.data import (
     DIFFICULTIES,
@@ -34,13 +41,6 @@ from freyr_dspy.benchmarks.callnavi.quality import UNANSWERABLE, flags_by_questi
 from freyr_dspy.benchmarks.callnavi.scoring import score_prediction, summarize_records
 from freyr_dspy.benchmarks.callnavi.trainset import load_trainset
 from freyr_dspy.errors import ConfigError, did_you_mean
-from freyr_dspy.evaluation.benchmark import (
-    Episode,
-    EvalOptions,
-    Step,
-    StepScore,
-    register_benchmark,
-)
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.strategies import strategy_with
 

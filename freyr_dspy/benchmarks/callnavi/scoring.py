@@ -15,6 +15,7 @@ from typing import Any
 
 import dspy
 
+from freyr_dspy.benchmark import Step, StepScore
 from freyr_dspy.benchmarks.callnavi.domain import CallNaviState
 from freyr_dspy.benchmarks.callnavi.metrics import (
     ast_match,
@@ -32,7 +33,6 @@ from freyr_dspy.benchmarks.callnavi.metrics import (
     syntax_valid_strict,
 )
 from freyr_dspy.benchmarks.callnavi.quality import UNANSWERABLE
-from freyr_dspy.evaluation.benchmark import Step, StepScore
 from freyr_dspy.schemas import Result
 
 __all__ = [

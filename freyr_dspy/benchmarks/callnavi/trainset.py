@@ -26,7 +26,7 @@ from freyr_dspy.benchmarks.callnavi.data import (
     load_domain,
 )
 from freyr_dspy.errors import DataError
-from freyr_dspy.name_refs import REFERENCE, fill_names_in_json
+from freyr_dspy.program.name_refs import REFERENCE, fill_names_in_json
 
 __all__ = ["GoldCalls", "TrainRow", "benchmark_overlap", "load_trainset"]
 

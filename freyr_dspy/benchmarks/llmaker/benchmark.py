@@ -23,6 +23,13 @@ from typing import Any
 
 import dspy
 
+from freyr_dspy.benchmark import (
+    Episode,
+    EvalOptions,
+    Step,
+    StepScore,
+    register_benchmark,
+)
 from freyr_dspy.benchmarks.llmaker.assertions import evaluate_assertions
 from freyr_dspy.benchmarks.llmaker.config import BENCHMARK_CONFIG, LevelConfig
 from freyr_dspy.benchmarks.llmaker.domain import LLMAKER
@@ -31,13 +38,6 @@ from freyr_dspy.benchmarks.llmaker.levels import load_level
 from freyr_dspy.benchmarks.llmaker.steps import evaluate_step, get_step_check
 from freyr_dspy.benchmarks.llmaker.testset import TestStep, load_test_steps
 from freyr_dspy.benchmarks.llmaker.trainset import ASSERTIONS, train_episodes
-from freyr_dspy.evaluation.benchmark import (
-    Episode,
-    EvalOptions,
-    Step,
-    StepScore,
-    register_benchmark,
-)
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
 

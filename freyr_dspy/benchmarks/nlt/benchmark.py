@@ -26,6 +26,7 @@ from typing import Any
 
 import dspy
 
+from freyr_dspy.benchmark import Episode, EvalOptions, Step, StepScore
 from freyr_dspy.benchmarks.nlt.data import (
     Scenario,
     function_name,
@@ -36,7 +37,6 @@ from freyr_dspy.benchmarks.nlt.data import (
 )
 from freyr_dspy.benchmarks.nlt.domain import Naming, make_domain
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.evaluation.benchmark import Episode, EvalOptions, Step, StepScore
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
 from freyr_dspy.strategies import strategy_with
@@ -200,7 +200,7 @@ def _use_paper_prompt(program: FreyrProgram, scenario: Scenario, prompt: str) ->
 
 
 def _register() -> None:
-    from freyr_dspy.evaluation.benchmark import register_benchmark
+    from freyr_dspy.benchmark import register_benchmark
 
     for scenario in ("alex", "sage"):
         register_benchmark(NltBenchmark(scenario))

@@ -4,6 +4,11 @@ A benchmark turns its data directory into **episodes**. An episode is the unit t
 checkpointed and resumed: one request (NLT, CallNavi), one bootstrap-mode step (LLMaker), or
 a whole test case whose steps carry the state forward (LLMaker iterative mode). Each step is
 scored into a ``StepScore``; the evaluation harness adds cost and aggregates.
+
+This module sits below evaluation, compiling, artifacts and datasets, which all take a
+``Benchmark``, and above the program a benchmark builds. The built-in benchmarks import those
+packages, so the contract is not in ``freyr_dspy.benchmarks`` with them (that would make the
+two import each other); ``freyr_dspy.benchmarks`` re-exports it.
 """
 
 from __future__ import annotations

@@ -9,21 +9,37 @@ chooses; ``spec_of`` writes every field, so an artifact rebuilds exactly what wa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from freyr_dspy.domains.plain import PLAIN_DOMAIN_NAME
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.program import AdapterName, FreyrProgram
+from freyr_dspy.program.program import AdapterName, FreyrProgram
 from freyr_dspy.schemas import RoleModel
 from freyr_dspy.strategies import make_strategy, parse_label
 from freyr_dspy.tools import CatalogLevel, Toolbox
 
-if TYPE_CHECKING:
-    from freyr_dspy.evaluation.benchmark import Benchmark, EvalOptions
+__all__ = ["ProgramMaker", "ProgramSpec", "build_program", "spec_of"]
 
-__all__ = ["ProgramSpec", "build_program", "spec_of"]
+OptionsT = TypeVar("OptionsT", contravariant=True)
+
+
+class ProgramMaker(Protocol[OptionsT]):
+    """What builds a spec's program first: a benchmark (``freyr_dspy.benchmark.Benchmark``).
+
+    A seam rather than the ``Benchmark`` type: the benchmark contract returns programs, so the
+    program package naming it would make the two import each other.
+    """
+
+    @property
+    def name(self) -> str:
+        """The benchmark's name (for error messages)."""
+        ...
+
+    def make_program(self, strategy: str, options: OptionsT) -> FreyrProgram:
+        """Build a fresh (unassigned) program for a strategy."""
+        ...
 
 
 class ProgramSpec(BaseModel):
@@ -64,8 +80,8 @@ def spec_of(program: FreyrProgram) -> ProgramSpec:
 def build_program(
     spec: ProgramSpec,
     *,
-    benchmark: Benchmark | None = None,
-    eval_options: EvalOptions | None = None,
+    benchmark: ProgramMaker[OptionsT] | None = None,
+    eval_options: OptionsT | None = None,
     cache: bool = False,
     toolbox: Toolbox | None = None,
 ) -> FreyrProgram:
@@ -106,8 +122,8 @@ def build_program(
 
 def _base_program(
     spec: ProgramSpec,
-    benchmark: Benchmark | None,
-    eval_options: EvalOptions | None,
+    benchmark: ProgramMaker[OptionsT] | None,
+    eval_options: OptionsT | None,
     toolbox: Toolbox | None,
 ) -> FreyrProgram:
     if benchmark is None:

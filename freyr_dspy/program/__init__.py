@@ -1,0 +1,12 @@
+"""The program: ``FreyrProgram``, a domain's tools and state + one strategy module.
+
+How one is built (``spec``: ``ProgramSpec`` -> ``build_program``), given models
+(``assignment``: ``ROLE=ID`` specs), and what its stored demos refer to (``name_refs``:
+benchmark names held by position in committed files).
+"""
+
+from __future__ import annotations
+
+from freyr_dspy.program.program import AdapterName, FreyrProgram, render_conversation, to_prediction
+
+__all__ = ["AdapterName", "FreyrProgram", "render_conversation", "to_prediction"]
