@@ -32,13 +32,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from freyr_dspy._files import write_text_atomic
 from freyr_dspy.domains.plain import PLAIN_DOMAIN_NAME
 from freyr_dspy.errors import ArtifactError, ConfigError, UnknownRoleError, one_line
-from freyr_dspy.optimizers import OptimizerConfig
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.program.name_refs import fill_names, fingerprint, map_strings, refer_names
 from freyr_dspy.program.spec import ProgramSpec, build_program, spec_of
 from freyr_dspy.prompting.demo_pool import POOL_ATTRIBUTE, check_pool, pool_state
 from freyr_dspy.roles.signature_dump import signature_hash
-from freyr_dspy.schemas import RoleModel
+from freyr_dspy.schemas import OptimizerConfig, RoleModel
 from freyr_dspy.settings import Settings
 from freyr_dspy.strategies import accepted_config, get_strategy
 from freyr_dspy.tools import Toolbox
@@ -46,7 +45,6 @@ from freyr_dspy.tools.fingerprint import toolbox_changes, toolbox_fingerprint
 
 if TYPE_CHECKING:
     from freyr_dspy.benchmark import EvalOptions
-    from freyr_dspy.compiler import CompileReport
 
 __all__ = [
     "FORMAT",
@@ -62,7 +60,6 @@ __all__ = [
     "migrate_state_keys",
     "program_state",
     "read_artifact",
-    "report_meta",
     "resolve_path",
     "role_signature_hashes",
     "save",
@@ -134,44 +131,6 @@ def build_meta(program: FreyrProgram, **fields: Any) -> ArtifactMeta:
         assignment=dict(program.assignment),
         signature_hashes=role_signature_hashes(program),
         **fields,
-    )
-
-
-def report_meta(
-    report: CompileReport,
-    *,
-    benchmark: str,
-    options: EvalOptions,
-    cache: bool = False,
-    any_toolbox: bool = False,
-) -> ArtifactMeta:
-    """The metadata of a compiled program: ``build_meta`` plus what compiling measured.
-
-    ``any_toolbox``: the program was compiled on rows with tools of their own, so it
-    records no toolbox fingerprint and loads with any toolbox.
-
-    Scores keep the precision artifacts have always recorded (success to 4 decimals,
-    tokens per step to 1), so files written before and after compare equal.
-    """
-    before, after = report.before, report.after
-    scores = ArtifactScores(
-        before=round(before.accuracy, 4) if before else None,
-        after=round(after.accuracy, 4),
-        dev_size=report.n_dev,
-        tokens_per_request_before=round(before.tokens, 1) if before else None,
-        tokens_per_request_after=round(after.tokens, 1),
-    )
-    return build_meta(
-        report.program,
-        benchmark=benchmark,
-        eval_mode=options.mode,
-        eval_extra=dict(options.extra),
-        optimizer=report.config,
-        trainset_sha256=report.trainset_sha256,
-        n_train=report.n_train,
-        scores=scores,
-        cache=cache,
-        **({"toolbox": None} if any_toolbox else {}),
     )
 
 

@@ -3,7 +3,10 @@
 A benchmark turns its data directory into **episodes**. An episode is the unit that is run,
 checkpointed and resumed: one request (NLT, CallNavi), one bootstrap-mode step (LLMaker), or
 a whole test case whose steps carry the state forward (LLMaker iterative mode). Each step is
-scored into a ``StepScore``; the evaluation harness adds cost and aggregates.
+scored into a ``StepScore``; the evaluation harness adds cost and aggregates. Gold tool
+calls, when a benchmark records them, follow one convention (``gold_calls``) so that the
+metrics, GEPA's feedback and the gold-labelled demos can read them, and a training step becomes
+a ``dspy.Example`` one way (``step_example``).
 
 This module sits below evaluation, compiling, artifacts and datasets, which all take a
 ``Benchmark``, and above the program a benchmark builds. The built-in benchmarks import those
@@ -18,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import dspy
+from pydantic import BaseModel, ConfigDict, Field
 
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.registry import Registry
@@ -25,14 +29,18 @@ from freyr_dspy.tools import Toolbox
 
 __all__ = [
     "BENCHMARKS",
+    "INPUT_FIELDS",
     "Benchmark",
     "Episode",
     "EvalOptions",
+    "GoldCall",
     "Step",
     "StepScore",
     "get_benchmark",
+    "gold_calls",
     "load_all",
     "register_benchmark",
+    "step_example",
 ]
 
 
@@ -86,6 +94,61 @@ class EvalOptions:
     mode: str = "bootstrap"
     limit: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+#: The program inputs of an example; everything else on it is gold data. ``toolbox`` is
+#: None unless the example offers its own tools.
+INPUT_FIELDS = ("message", "conversation", "state", "toolbox")
+
+
+class GoldCall(BaseModel):
+    """A call a correct program makes: a row of a trainset, and what the metrics compare.
+
+    ``arguments`` left out of a trainset row is ``{}`` (a call without arguments); it is None
+    only where the gold names the tool alone (``gold_calls``), and then goes unchecked.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tool: str
+    arguments: dict[str, Any] | None = Field(default_factory=dict)
+
+
+def step_example(step: Step) -> dspy.Example:
+    """Turn a training step into a ``dspy.Example`` (inputs + the gold step).
+
+    The step must carry its own ``start_state``: optimizers run examples in any order.
+    """
+    return dspy.Example(
+        message=step.message,
+        conversation=step.conversation,
+        state=step.start_state,
+        toolbox=step.toolbox,
+        step=step,
+    ).with_inputs(*INPUT_FIELDS)
+
+
+def gold_calls(step: Step) -> list[GoldCall] | None:
+    """Read the gold tool calls of a step, or None when the benchmark records none.
+
+    Convention: ``expected["calls"]`` is a list of ``{"tool" | "name": str, "arguments" |
+    "args": dict}``; ``expected["tools"]`` (names only) is accepted when arguments are not
+    known. An empty list means "no tool: reply in conversation".
+    """
+    calls = step.expected.get("calls")
+    if isinstance(calls, list):
+        return [
+            GoldCall(
+                tool=str(c.get("tool") or c.get("name")),
+                arguments=c.get("arguments", c.get("args")),
+            )
+            for c in calls
+            if isinstance(c, dict)
+        ]
+    tools = step.expected.get("tools")
+    if isinstance(tools, list):
+        return [GoldCall(tool=str(t), arguments=None) for t in tools]
+    return None
 
 
 class Benchmark(Protocol):

@@ -20,11 +20,12 @@ from typing import Any
 import dspy
 
 from freyr_dspy.benchmark import EvalOptions
-from freyr_dspy.compiler import CompileReport, compile_program
+from freyr_dspy.compiling.compiler import CompileReport, compile_program
+from freyr_dspy.compiling.dataset_demos import TOOL_TEXT_FIELDS, deciding_roles, tool_text_fields
+from freyr_dspy.compiling.optimizers import OptimizerConfig
 from freyr_dspy.datasets import CallExample, ToolCallBenchmark, rows_from
 from freyr_dspy.datasets.toolboxes import DEFAULT_TOOLBOX
 from freyr_dspy.evaluation.scoring import EvalSummary, Progress, score_program
-from freyr_dspy.optimizers import OptimizerConfig
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.settings import Settings
 
@@ -39,10 +40,6 @@ __all__ = [
 
 #: Examples as the Python API takes them.
 Examples = Iterable[Mapping[str, Any] | CallExample | dspy.Example]
-
-#: Role inputs that hold the tools' own text (catalogs, specs): left out of demos unless asked,
-#: so an artifact compiled for a user's tools does not copy their descriptions.
-TOOL_TEXT_FIELDS = ("tools", "tool", "libraries")
 
 #: Benchmarks of in-memory examples read no data directory.
 _NO_DATA = EvalOptions(data_dir=Path("."))
@@ -135,24 +132,6 @@ def compile(  # the name DSPy users look for; shadows the builtin in this module
         dev_fraction=dev_fraction,
         progress=progress,
     )
-
-
-def deciding_roles(program: FreyrProgram) -> tuple[str, ...]:
-    """The roles that decide the calls: every role but the ones that write the reply.
-
-    A dataset's gold is calls, not replies: the summary and chat demos would show
-    placeholder replies ("call recorded"), so they get none.
-    """
-    return tuple(role for role in program.role_names if role not in _REPLY_ROLES)
-
-
-_REPLY_ROLES = ("summary", "chat")
-
-
-def tool_text_fields(program: FreyrProgram) -> tuple[str, ...]:
-    """The ``TOOL_TEXT_FIELDS`` that some role of ``program`` takes as input."""
-    inputs = {f for _, p in program.named_predictors() for f in p.signature.input_fields}
-    return tuple(f for f in TOOL_TEXT_FIELDS if f in inputs)
 
 
 def _benchmark(

@@ -18,13 +18,13 @@ from freyr_dspy.artifacts import (
     migrate_state_keys,
     program_state,
     read_artifact,
-    report_meta,
     save,
 )
 from freyr_dspy.benchmarks.todo import TodoBenchmark
-from freyr_dspy.compiler import compile_program
+from freyr_dspy.compiling.compiler import compile_program
+from freyr_dspy.compiling.job import report_meta
+from freyr_dspy.compiling.optimizers import OptimizerConfig
 from freyr_dspy.errors import ArtifactError, UnknownRoleError
-from freyr_dspy.optimizers import OptimizerConfig
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.roles.signature_dump import signature_hash
 from freyr_dspy.schemas import RoleModel, Sampling

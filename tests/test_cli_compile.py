@@ -11,7 +11,7 @@ from compile_fakes import project, skilled_program
 
 import freyr_dspy
 from freyr_dspy.cli import main
-from freyr_dspy.compile_job import regression_warning
+from freyr_dspy.compiling.job import regression_warning
 from freyr_dspy.evaluation.scoring import EvalSummary
 from freyr_dspy.testing import unregister_fake
 

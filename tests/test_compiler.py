@@ -9,18 +9,17 @@ import pytest
 from compile_fakes import MAGIC, OPTIONS, SkilledLM, project, skilled_program
 
 from freyr_dspy.artifacts import program_state
-from freyr_dspy.benchmark import Episode, EvalOptions, Step
+from freyr_dspy.benchmark import Episode, EvalOptions, Step, step_example
 from freyr_dspy.benchmarks.todo import TodoBenchmark
-from freyr_dspy.compiler import (
+from freyr_dspy.compiling.compiler import (
     compile_program,
     load_trainset,
     split_trainset,
     trainset_sha256,
 )
+from freyr_dspy.compiling.gold import select_demos, shorten
+from freyr_dspy.compiling.optimizers import OPTIMIZER_NAMES, OptimizerConfig
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.gold import select_demos, shorten
-from freyr_dspy.metrics import step_example
-from freyr_dspy.optimizers import OPTIMIZER_NAMES, OptimizerConfig
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel, Sampling
 from freyr_dspy.settings import Settings
@@ -120,9 +119,10 @@ def test_misses_takes_its_demos_from_the_requests_the_model_gets_wrong(tmp_path:
 
 
 def test_a_two_tool_gold_step_replays_through_confirm(tmp_path: Path) -> None:
+    from freyr_dspy.benchmark import step_example
     from freyr_dspy.benchmarks.todo import TodoBenchmark
-    from freyr_dspy.gold import gold_demos
-    from freyr_dspy.metrics import BenchmarkMetric, step_example
+    from freyr_dspy.compiling.gold import gold_demos
+    from freyr_dspy.compiling.metrics import BenchmarkMetric
 
     row = {
         "id": "two",
@@ -243,8 +243,9 @@ def test_compile_save_load_run_on_the_embedded_default(tmp_path: Path) -> None:
     """The real path end to end: SmolLM2-135M, gold demos, artifact, reload, one request."""
     from compile_fakes import FIXTURE
 
-    from freyr_dspy.artifacts import load, report_meta, save
+    from freyr_dspy.artifacts import load, save
     from freyr_dspy.benchmarks.todo import load_rows, row_step
+    from freyr_dspy.compiling.job import report_meta
 
     settings = project(tmp_path)
     examples = [step_example(row_step(r)) for r in load_rows(FIXTURE)]

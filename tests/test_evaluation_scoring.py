@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 import search_fixtures as fx
 
-from freyr_dspy.artifacts import report_meta
-from freyr_dspy.benchmark import EvalOptions
-from freyr_dspy.compiler import compile_program, dev_episodes
+from freyr_dspy.benchmark import EvalOptions, step_example
+from freyr_dspy.compiling.compiler import compile_program, dev_episodes
+from freyr_dspy.compiling.job import report_meta
+from freyr_dspy.compiling.optimizers import OptimizerConfig
 from freyr_dspy.errors import FakeLMError
 from freyr_dspy.evaluation import (
     EvalConfig,
@@ -25,8 +26,6 @@ from freyr_dspy.evaluation import (
 )
 from freyr_dspy.evaluation.aggregate import run_metrics
 from freyr_dspy.evaluation.units import UnitKey, UnitResult
-from freyr_dspy.metrics import step_example
-from freyr_dspy.optimizers import OptimizerConfig
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Failure, RoleModel
 from freyr_dspy.search import SearchSpace, search_assignments

@@ -3,18 +3,15 @@ from __future__ import annotations
 import dspy
 import pytest
 
-from freyr_dspy.benchmark import Step
+from freyr_dspy.benchmark import GoldCall, Step, gold_calls, step_example
 from freyr_dspy.benchmarks.todo import TodoBenchmark
-from freyr_dspy.domains.example import Task, TodoState
-from freyr_dspy.metrics import (
+from freyr_dspy.compiling.metrics import (
     ROLE_METRICS,
     BenchmarkMetric,
     FeedbackMetric,
-    GoldCall,
-    gold_calls,
     intent_set_metric,
-    step_example,
 )
+from freyr_dspy.domains.example import Task, TodoState
 from freyr_dspy.program import FreyrProgram, to_prediction
 from freyr_dspy.schemas import CallRecord, Outcome, Result
 

@@ -19,10 +19,10 @@ from freyr_dspy.cli._common import (
     progress_bar,
 )
 from freyr_dspy.cli._dataset import Dataset, dataset_options, open_dataset
-from freyr_dspy.compile_job import CompiledArtifact, CompileJob, compile_job, regression_warning
+from freyr_dspy.compiling.job import CompiledArtifact, CompileJob, compile_job, regression_warning
+from freyr_dspy.compiling.optimizers import OPTIMIZER_NAMES, OptimizerConfig
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.evaluation.config import parse_benchmark_options
-from freyr_dspy.optimizers import OPTIMIZER_NAMES, OptimizerConfig
 from freyr_dspy.settings import Settings
 
 __all__ = ["command", "regression_warning"]

@@ -17,7 +17,7 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.benchmark import Episode, EvalOptions, Step, StepScore
+from freyr_dspy.benchmark import Episode, EvalOptions, Step, StepScore, step_example
 from freyr_dspy.datasets.checker import check_calls, render_call
 from freyr_dspy.datasets.format import (
     CallExample,
@@ -27,7 +27,6 @@ from freyr_dspy.datasets.format import (
 )
 from freyr_dspy.datasets.toolboxes import check_gold, toolbox_of
 from freyr_dspy.errors import DataError
-from freyr_dspy.metrics import step_example
 from freyr_dspy.program import FreyrProgram, render_conversation
 from freyr_dspy.schemas import Result
 from freyr_dspy.tools import Toolbox
@@ -174,7 +173,7 @@ class ToolCallBenchmark:
         return Episode(id=str(row.example.id), case=row.example.kind, steps=(self.step(row),))
 
     def step(self, row: Row) -> Step:
-        """The row as a standalone step; gold calls as ``expected`` (``metrics.gold_calls``)."""
+        """The row as a standalone step; gold calls as ``expected`` (``benchmark.gold_calls``)."""
         example = row.example
         calls = example.calls or []
         expected: dict[str, Any] = {

@@ -34,9 +34,9 @@ def labeled_demo_fn(
     pool: list[Any] = []
 
     def add_demos(program: FreyrProgram, k: int, config: TrialConfig) -> FreyrProgram:
-        from freyr_dspy.compiler import load_trainset, reattach_models
-        from freyr_dspy.metrics import BenchmarkMetric
-        from freyr_dspy.optimizers import OptimizerConfig, optimize
+        from freyr_dspy.compiling.compiler import load_trainset, reattach_models
+        from freyr_dspy.compiling.metrics import BenchmarkMetric
+        from freyr_dspy.compiling.optimizers import OptimizerConfig, optimize
 
         if not pool:
             examples = load_trainset(benchmark, settings, options)

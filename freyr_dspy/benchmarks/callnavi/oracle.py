@@ -1,6 +1,6 @@
 """Gold answers of the CallNavi roles, so compiling can build demos from labelled questions.
 
-``freyr_dspy.gold`` replays each training question through the program with an oracle LM
+``freyr_dspy.compiling.gold`` replays each training question through the program with an oracle LM
 that answers every role from the question's gold calls; these functions teach it the
 CallNavi roles. The gold says which calls run in which order and with which arguments; for
 backward thinking, a ``"$$$"`` argument of a call that has an earlier call is read as a
@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from freyr_dspy.benchmarks.callnavi.data import PLACEHOLDER
-from freyr_dspy.gold import GoldContext, register_gold_answer
+from freyr_dspy.compiling.gold import GoldContext, register_gold_answer
 from freyr_dspy.testing import Answer, FakeCall
 
 __all__: list[str] = []  # registers gold answers when imported; exports nothing

@@ -24,12 +24,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from freyr_dspy.benchmark import Episode, Step
+from freyr_dspy.benchmark import Episode, GoldCall, Step
 from freyr_dspy.benchmarks.llmaker.assertions import Assertion, evaluate_assertions
 from freyr_dspy.benchmarks.llmaker.functions import TOOL_NAMES, make_toolbox
 from freyr_dspy.benchmarks.llmaker.models import Level
 from freyr_dspy.errors import DataError
-from freyr_dspy.metrics import GoldCall
 from freyr_dspy.prompting.parsing import CONVERSATION
 from freyr_dspy.tools import Toolbox
 

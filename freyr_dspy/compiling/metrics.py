@@ -5,9 +5,8 @@ want DSPy's metric signature instead: ``metric(example, prediction, trace=None)`
 module adapts one to the other, so a new benchmark gets compile support for free.
 
 Examples carry the gold ``Step`` (``example.step``) next to the program inputs; the metric
-scores the prediction against it from the state the step started in. Gold tool calls, when a
-benchmark records them, follow one convention (see ``gold_calls``) so that the per-role
-metrics, GEPA's feedback and the gold-labelled demos can read them.
+scores the prediction against it from the state the step started in (``benchmark.step_example``
+makes those examples; ``benchmark.gold_calls`` reads a step's gold tool calls).
 """
 
 from __future__ import annotations
@@ -17,27 +16,18 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 import dspy
-from pydantic import BaseModel, ConfigDict, Field
 
-from freyr_dspy.benchmark import Benchmark, Step, StepScore
+from freyr_dspy.benchmark import Benchmark, Step, StepScore, gold_calls
 from freyr_dspy.prompting.parsing import CONVERSATION
 
 __all__ = [
-    "INPUT_FIELDS",
     "ROLE_METRICS",
     "BenchmarkMetric",
     "FeedbackMetric",
-    "GoldCall",
     "Metric",
     "feedback_text",
-    "gold_calls",
     "intent_set_metric",
-    "step_example",
 ]
-
-#: The program inputs of an example; everything else on it is gold data. ``toolbox`` is
-#: None unless the example offers its own tools.
-INPUT_FIELDS = ("message", "conversation", "state", "toolbox")
 
 
 class Metric(Protocol):
@@ -53,56 +43,6 @@ class Metric(Protocol):
     ) -> Any:
         """Score one prediction."""
         ...
-
-
-class GoldCall(BaseModel):
-    """A call a correct program makes: a row of a trainset, and what the metrics compare.
-
-    ``arguments`` left out of a trainset row is ``{}`` (a call without arguments); it is None
-    only where the gold names the tool alone (``gold_calls``), and then goes unchecked.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    tool: str
-    arguments: dict[str, Any] | None = Field(default_factory=dict)
-
-
-def step_example(step: Step) -> dspy.Example:
-    """Turn a training step into a ``dspy.Example`` (inputs + the gold step).
-
-    The step must carry its own ``start_state``: optimizers run examples in any order.
-    """
-    return dspy.Example(
-        message=step.message,
-        conversation=step.conversation,
-        state=step.start_state,
-        toolbox=step.toolbox,
-        step=step,
-    ).with_inputs(*INPUT_FIELDS)
-
-
-def gold_calls(step: Step) -> list[GoldCall] | None:
-    """Read the gold tool calls of a step, or None when the benchmark records none.
-
-    Convention: ``expected["calls"]`` is a list of ``{"tool" | "name": str, "arguments" |
-    "args": dict}``; ``expected["tools"]`` (names only) is accepted when arguments are not
-    known. An empty list means "no tool: reply in conversation".
-    """
-    calls = step.expected.get("calls")
-    if isinstance(calls, list):
-        return [
-            GoldCall(
-                tool=str(c.get("tool") or c.get("name")),
-                arguments=c.get("arguments", c.get("args")),
-            )
-            for c in calls
-            if isinstance(c, dict)
-        ]
-    tools = step.expected.get("tools")
-    if isinstance(tools, list):
-        return [GoldCall(tool=str(t), arguments=None) for t in tools]
-    return None
 
 
 class BenchmarkMetric:

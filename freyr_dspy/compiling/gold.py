@@ -25,7 +25,8 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.metrics import BenchmarkMetric, GoldCall, gold_calls
+from freyr_dspy.benchmark import GoldCall, gold_calls
+from freyr_dspy.compiling.metrics import BenchmarkMetric
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.prompting.parsing import CONVERSATION
 from freyr_dspy.testing import Answer, FakeCall, FakeEngine

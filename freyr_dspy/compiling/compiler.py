@@ -19,11 +19,11 @@ from typing import Any
 import dspy
 from pydantic import BaseModel
 
-from freyr_dspy.benchmark import Benchmark, Episode, EvalOptions
+from freyr_dspy.benchmark import Benchmark, Episode, EvalOptions, step_example
+from freyr_dspy.compiling.metrics import BenchmarkMetric
+from freyr_dspy.compiling.optimizers import OptimizerConfig, optimize
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.evaluation.scoring import EvalSummary, Progress, score_program
-from freyr_dspy.metrics import BenchmarkMetric, step_example
-from freyr_dspy.optimizers import OptimizerConfig, optimize
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.settings import Settings
 from freyr_dspy.tools.fingerprint import toolbox_fingerprint

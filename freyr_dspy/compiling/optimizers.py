@@ -26,16 +26,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, get_args
 
 import dspy
-from pydantic import BaseModel, ConfigDict, Field
 
 from freyr_dspy.backends import make_lm
+from freyr_dspy.compiling.gepa import RanPredictorsSelector
+from freyr_dspy.compiling.gold import detached_copy, gold_demos, select_demos, shorten
+from freyr_dspy.compiling.metrics import BenchmarkMetric, FeedbackMetric
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.gepa_components import RanPredictorsSelector
-from freyr_dspy.gold import detached_copy, gold_demos, select_demos, shorten
-from freyr_dspy.metrics import BenchmarkMetric, FeedbackMetric
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.prompting.demo_pool import (
     REQUEST_FIELDS,
@@ -44,7 +42,14 @@ from freyr_dspy.prompting.demo_pool import (
     pool_size,
     pool_state,
 )
-from freyr_dspy.schemas import RoleModel, Sampling
+from freyr_dspy.schemas import (
+    BUDGETS,
+    OPTIMIZER_NAMES,
+    OptimizerConfig,
+    OptimizerName,
+    RoleModel,
+    Sampling,
+)
 
 __all__ = [
     "BUDGETS",
@@ -56,64 +61,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-OptimizerName = Literal[
-    "labeled", "nearest", "misses", "bootstrap", "bootstrap_rs", "mipro", "gepa", "simba"
-]
-OPTIMIZER_NAMES: tuple[str, ...] = get_args(OptimizerName)
-
-#: What ``budget`` means per optimizer, and its default (kept small: tiny models are slow).
-BUDGETS: dict[str, tuple[str, int]] = {
-    "labeled": ("unused", 0),
-    "nearest": ("unused", 0),
-    "misses": ("unused", 0),
-    "bootstrap": ("unused", 0),
-    "bootstrap_rs": ("candidate demo sets", 4),
-    "mipro": ("trials", 6),
-    "gepa": ("metric calls", 40),
-    "simba": ("steps", 2),
-}
-
-
-class OptimizerConfig(BaseModel):
-    """How to compile: the optimizer and its knobs (recorded in every artifact).
-
-    Args:
-        name: which optimizer.
-        max_demos: demos per role.
-        budget: optimizer-specific effort (see ``BUDGETS``); None uses the default.
-        teacher: model id of the bootstrap teacher (default: each role's own model).
-        reflection: model id that writes instructions (MIPROv2's prompt model, GEPA's
-            reflection model, SIMBA's rule writer); default: the teacher, else the student.
-        seed: seed of every random choice the optimizers make.
-        demo_field_maxlen: cut demo input fields longer than this many characters.
-        num_threads: parallel program runs (keep 1 for in-process models).
-        bsize: SIMBA's mini-batch size (lowered to the trainset size when larger).
-        demo_roles: the roles that keep demos (None: every role). A tiny model copies
-            demo values into other tools' arguments; ``("intent",)`` avoids that.
-        demo_omit: input fields left out of every demo (e.g. ``("tools",)``: the catalog is
-            in the real request anyway, so a demo need not repeat it, and an artifact then
-            carries no tool descriptions).
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: OptimizerName = "labeled"
-    max_demos: int = Field(default=2, ge=0, le=16)
-    budget: int | None = Field(default=None, ge=1)
-    teacher: str | None = None
-    reflection: str | None = None
-    seed: int = 0
-    demo_field_maxlen: int | None = Field(default=None, ge=20)
-    num_threads: int = Field(default=1, ge=1)
-    bsize: int = Field(default=4, ge=1)
-    demo_roles: tuple[str, ...] | None = None
-    demo_omit: tuple[str, ...] = ()
-
-    @property
-    def effective_budget(self) -> int:
-        """The budget to use: the configured one, else the optimizer's default."""
-        return self.budget if self.budget is not None else BUDGETS[self.name][1]
 
 
 @dataclass(frozen=True)

@@ -13,18 +13,25 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from freyr_dspy.artifacts import benchmark_data_dir, report_meta, save, starting_point
+from freyr_dspy.artifacts import (
+    ArtifactMeta,
+    ArtifactScores,
+    benchmark_data_dir,
+    build_meta,
+    save,
+    starting_point,
+)
 from freyr_dspy.benchmark import Benchmark, EvalOptions
-from freyr_dspy.compiler import CompileReport, compile_program
+from freyr_dspy.compiling.compiler import CompileReport, compile_program
+from freyr_dspy.compiling.dataset_demos import deciding_roles, tool_text_fields
+from freyr_dspy.compiling.optimizers import OptimizerConfig
 from freyr_dspy.datasets import ToolCallBenchmark
 from freyr_dspy.errors import ConfigError, UnknownRoleError
 from freyr_dspy.evaluation.scoring import EvalSummary, Progress
-from freyr_dspy.optimizers import OptimizerConfig
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.program.assignment import build_assignment, override_assignment
 from freyr_dspy.program.spec import ProgramSpec, build_program
 from freyr_dspy.settings import Settings
-from freyr_dspy.workflows import deciding_roles, tool_text_fields
 
 __all__ = [
     "CompileJob",
@@ -32,6 +39,7 @@ __all__ = [
     "compile_artifact",
     "compile_job",
     "regression_warning",
+    "report_meta",
 ]
 
 
@@ -188,6 +196,44 @@ def compile_artifact(
     )
     meta = meta.model_copy(update={"started_from": started_from})
     return CompiledArtifact(save(report.program, path, meta), benchmark.name, report, started_from)
+
+
+def report_meta(
+    report: CompileReport,
+    *,
+    benchmark: str,
+    options: EvalOptions,
+    cache: bool = False,
+    any_toolbox: bool = False,
+) -> ArtifactMeta:
+    """The metadata of a compiled program: ``build_meta`` plus what compiling measured.
+
+    ``any_toolbox``: the program was compiled on rows with tools of their own, so it
+    records no toolbox fingerprint and loads with any toolbox.
+
+    Scores keep the precision artifacts have always recorded (success to 4 decimals,
+    tokens per step to 1), so files written before and after compare equal.
+    """
+    before, after = report.before, report.after
+    scores = ArtifactScores(
+        before=round(before.accuracy, 4) if before else None,
+        after=round(after.accuracy, 4),
+        dev_size=report.n_dev,
+        tokens_per_request_before=round(before.tokens, 1) if before else None,
+        tokens_per_request_after=round(after.tokens, 1),
+    )
+    return build_meta(
+        report.program,
+        benchmark=benchmark,
+        eval_mode=options.mode,
+        eval_extra=dict(options.extra),
+        optimizer=report.config,
+        trainset_sha256=report.trainset_sha256,
+        n_train=report.n_train,
+        scores=scores,
+        cache=cache,
+        **({"toolbox": None} if any_toolbox else {}),
+    )
 
 
 def regression_warning(before: EvalSummary | None, after: EvalSummary) -> str | None:
