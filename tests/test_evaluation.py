@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
-import types
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -282,7 +280,7 @@ def test_compiled_program_contestant(
         )
         return program
 
-    monkeypatch.setitem(sys.modules, "freyr_dspy.artifacts", types.SimpleNamespace(load=load))
+    monkeypatch.setattr("freyr_dspy.evaluation.plan.load", load)
     evaluation = evaluate(config(runs=1, strategies=("lazy",), programs=(artifact,)))
     assert [c.label for c in evaluation.plan.contestants[NAME]] == ["lazy", "todo-compiled"]
     compiled = [r for r in evaluation.records if r.strategy == "todo-compiled"]
@@ -304,7 +302,7 @@ def test_unequal_retry_budgets_are_named_before_the_run(
         )
         return program
 
-    monkeypatch.setitem(sys.modules, "freyr_dspy.artifacts", types.SimpleNamespace(load=load))
+    monkeypatch.setattr("freyr_dspy.evaluation.plan.load", load)
     with caplog.at_level(logging.WARNING):
         make_plan(
             config(runs=1, strategies=(), programs=(tmp_path / "a1.json", tmp_path / "b1.json"))
@@ -315,14 +313,6 @@ def test_unequal_retry_budgets_are_named_before_the_run(
             config(runs=1, strategies=(), programs=(tmp_path / "r0.json", tmp_path / "r3.json"))
         )
     assert "different retry budgets (r0 0, r3 3)" in caplog.text
-
-
-def test_missing_artifacts_module_is_a_clear_error(
-    tiny: TinyBenchmark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setitem(sys.modules, "freyr_dspy.artifacts", None)
-    with pytest.raises(ConfigError, match=r"needs freyr_dspy\.artifacts"):
-        evaluate(config(programs=(tmp_path / "x.json",), strategies=()))
 
 
 def test_records_are_plain_json(tiny: TinyBenchmark, counter: Any) -> None:

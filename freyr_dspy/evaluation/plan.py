@@ -7,12 +7,12 @@ state, history or demo can leak from one episode or run into another.
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from freyr_dspy.artifacts import load
 from freyr_dspy.benchmark import Benchmark, Episode, get_benchmark
 from freyr_dspy.errors import ConfigError, DataError, UnknownRoleError
 from freyr_dspy.evaluation.config import EvalConfig
@@ -166,7 +166,8 @@ def build_unit_program(
     """Build a fresh program for one unit, with its models and the run's seed.
 
     Raises:
-        ConfigError: when a compiled program cannot be loaded (or artifacts are unavailable).
+        ArtifactError: when a compiled program cannot be loaded (``artifacts.load``).
+        ConfigError: when its tools differ from the ones it was compiled for.
         UnknownModelError: for a model id no backend understands.
     """
     if contestant.program_path is not None:
@@ -182,19 +183,9 @@ def build_unit_program(
 
 
 def _load_artifact(path: Path, config: EvalConfig, benchmark: Benchmark) -> FreyrProgram:
-    try:
-        artifacts = importlib.import_module("freyr_dspy.artifacts")
-    except ModuleNotFoundError as exc:
-        if exc.name != "freyr_dspy.artifacts":
-            raise
-        raise ConfigError(
-            f"cannot evaluate {str(path)!r}: loading compiled programs needs "
-            "freyr_dspy.artifacts, which this installation lacks"
-        ) from exc
     # a user's dataset gives the tools a program compiled for user tools runs with
     toolbox = getattr(benchmark, "program_toolbox", None)
-    program: FreyrProgram = artifacts.load(path, settings=config.settings, toolbox=toolbox)
-    return program
+    return load(path, settings=config.settings, toolbox=toolbox)
 
 
 def resolve_assignment(
