@@ -16,14 +16,13 @@ import dspy
 from hypothesis import settings as hypothesis_settings
 
 from freyr_dspy.settings import Settings
+from tests.support.paths import real_data_dir
 
 # CI draws the same property-test examples every run: a red CI must mean a changed result,
 # not a new random draw (locally the draws stay random, to find new cases).
 hypothesis_settings.register_profile("ci", derandomize=True)
 if os.environ.get("CI"):
     hypothesis_settings.load_profile("ci")
-
-PROJECT_DIR = Path(__file__).resolve().parent.parent
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -72,12 +71,6 @@ def settings(tmp_path: Path) -> Settings:
     for name in ("signatures", "trainsets", "compiled"):
         (tmp_path / name).mkdir()
     return Settings(project_dir=tmp_path)
-
-
-def real_data_dir() -> Path:
-    """Where the real benchmark data would be: ``$FREYR_DATA_DIR`` or ``../shared/benchmarks``."""
-    env = os.environ.get("FREYR_DATA_DIR")
-    return Path(env) if env else PROJECT_DIR.parent / "shared" / "benchmarks"
 
 
 @pytest.fixture

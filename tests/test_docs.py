@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
+from tests.support.paths import PROJECT_DIR
+
 README = PROJECT_DIR / "README.md"
 DOCS = PROJECT_DIR / "docs"
 README_MAX_LINES = 300

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from dataset_helpers import WEATHER_TOOLS
 
 from freyr_dspy.tools import Toolbox
+from tests.support.dataset_helpers import WEATHER_TOOLS
 
 
 @pytest.fixture

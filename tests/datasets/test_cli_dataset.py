@@ -11,13 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from dataset_helpers import WEATHER_TOOLS, write_rows
 
 # NOTE: freyr_dspy.tools.mcp is imported at collection, not first inside a test: the MCP SDK
 # binds ``sys.stderr`` as its stdio client's default error log when imported, and a test's
 # capture stream is closed after it, which broke every later MCP start (the docs' MCP example).
 import freyr_dspy.tools.mcp  # noqa: F401
 from freyr_dspy.cli import main
+from tests.support.dataset_helpers import WEATHER_TOOLS, write_rows
+from tests.support.paths import SUPPORT_DIR
 
 ROWS = [
     {
@@ -237,7 +238,7 @@ def test_tools_from_an_mcp_server(
 ) -> None:
     # NOTE: capfd, not capsys: the server subprocess needs a real stderr file descriptor
     monkeypatch.chdir(tmp_path)
-    server = f"{sys.executable} {Path(__file__).parent.parent / 'mcp_server.py'}"
+    server = f"{sys.executable} {SUPPORT_DIR / 'mcp_server.py'}"
     write_rows(
         tmp_path / "mcp.jsonl",
         [

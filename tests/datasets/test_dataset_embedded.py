@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 
 import pytest
-from dataset_helpers import WEATHER_TOOLS, write_rows
 
 from freyr_dspy.backends import is_installed
 from freyr_dspy.cli import main
 from freyr_dspy.settings import FAST_MODEL
+from tests.support.dataset_helpers import WEATHER_TOOLS, write_rows
 
 pytestmark = [
     pytest.mark.embedded,

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dataset_helpers import write_rows
 
 from freyr_dspy.datasets import AnyOf, load_examples, read_rows
 from freyr_dspy.errors import DataError
 from freyr_dspy.tools import Toolbox
+from tests.support.dataset_helpers import write_rows
 
 
 def test_rows_read_with_defaults_and_alternatives(tmp_path: Path) -> None:

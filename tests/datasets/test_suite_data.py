@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 from freyr_dspy.datasets import load_tools_file, read_rows
+from tests.support.paths import TRAINSETS_DIR
 
-SUITE = Path(__file__).resolve().parents[2] / "trainsets" / "calls"
+SUITE = TRAINSETS_DIR / "calls"
 CATEGORIES = {"one-call", "parallel", "choice", "no-tool-chat", "no-tool-near-miss"}
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from serve_helpers import make_program, serving
 
 from freyr_dspy.serve import ServedProgram
 from freyr_dspy.testing import FunctionLM
+from tests.support.serve_helpers import make_program, serving
 
 
 @pytest.fixture(scope="module")

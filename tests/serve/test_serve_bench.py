@@ -10,7 +10,9 @@ from types import ModuleType
 
 import pytest
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+from tests.support.paths import SCRIPTS_DIR
+
+SCRIPTS = SCRIPTS_DIR
 
 pytestmark = pytest.mark.server
 

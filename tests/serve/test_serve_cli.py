@@ -9,7 +9,6 @@ from typing import Any
 
 import httpx
 import pytest
-from serve_helpers import ASK_WEATHER, TOOLS, WEATHER, serving
 
 from freyr_dspy.artifacts import build_meta, save
 from freyr_dspy.cli import main
@@ -22,6 +21,7 @@ from freyr_dspy.settings import Settings
 from freyr_dspy.testing import register_fake, unregister_fake
 from freyr_dspy.testing.rules import RulesLM
 from freyr_dspy.tools import Toolbox
+from tests.support.serve_helpers import ASK_WEATHER, TOOLS, WEATHER, serving
 
 #: Fakes named in these tests, each the keyword-rules agent.
 FAKES = ("other", "chatty", "a", "x")

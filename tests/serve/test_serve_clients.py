@@ -9,10 +9,18 @@ import httpx
 import litellm
 import pytest
 from openai import OpenAI
-from serve_helpers import ARGUMENTS, ASK_WEATHER, CHAT_REPLY, TOOLS, WEATHER, make_program, serving
 
 from freyr_dspy.serve import ServedProgram
 from freyr_dspy.testing import FunctionLM
+from tests.support.serve_helpers import (
+    ARGUMENTS,
+    ASK_WEATHER,
+    CHAT_REPLY,
+    TOOLS,
+    WEATHER,
+    make_program,
+    serving,
+)
 
 pytestmark = pytest.mark.server
 

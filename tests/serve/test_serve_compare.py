@@ -13,8 +13,9 @@ import pytest
 
 from freyr_dspy.datasets import CallExample
 from freyr_dspy.tools import Toolbox
+from tests.support.paths import SCRIPTS_DIR
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+SCRIPTS = SCRIPTS_DIR
 TOOL = {
     "type": "function",
     "function": {

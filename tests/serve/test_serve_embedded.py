@@ -12,11 +12,11 @@ import json
 import jsonschema
 import pytest
 from openai import OpenAI
-from serve_helpers import serving
 
 from freyr_dspy.backends import is_installed
 from freyr_dspy.cli.serve_cmd import served_programs
 from freyr_dspy.settings import FAST_MODEL, Settings
+from tests.support.serve_helpers import serving
 
 pytestmark = [
     pytest.mark.embedded,

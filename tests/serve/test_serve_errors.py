@@ -10,13 +10,13 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from serve_helpers import ASK_WEATHER, TOOLS, WEATHER, make_program, serving, slow
 
 from freyr_dspy.errors import BackendError, ConfigError
 from freyr_dspy.serve import ServedProgram
 from freyr_dspy.testing import FakeCall
 from freyr_dspy.tools import Toolbox
 from freyr_dspy.tools.fingerprint import toolbox_fingerprint
+from tests.support.serve_helpers import ASK_WEATHER, TOOLS, WEATHER, make_program, serving, slow
 
 pytestmark = pytest.mark.server
 

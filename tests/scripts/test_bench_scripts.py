@@ -1,0 +1,117 @@
+"""The bench scripts run: a script that only runs on a long model job must not rot unseen."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from freyr_dspy.testing import unregister_fake
+from tests.support.paths import SCRIPTS_DIR
+
+SCRIPTS = SCRIPTS_DIR
+
+
+def load_script(name: str) -> ModuleType:
+    sys.path.insert(0, str(SCRIPTS))  # as when run: the scripts import their helper _bench
+    try:
+        spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # a dataclass looks its module up there
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(SCRIPTS))
+
+
+def test_the_overhead_bench_splits_a_step_into_its_layers() -> None:
+    bench = load_script("bench_overhead")
+    try:
+        report = bench.measure_overhead(3)
+    finally:
+        unregister_fake("bench_instant")
+    split = report["mean_ms_split"]
+    assert report["lm_calls_per_step"] == 5 and report["tools_in_catalog"] == 16
+    assert split["dspy_adapter_format_parse"] > 0 and split["fake_engine"] > 0
+    assert report["overhead_ms_per_step"] > 0
+
+
+def test_the_search_bench_compares_single_model_and_mixed_assignments(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    from tests.support import search_fixtures as fx
+
+    fx.install()
+    monkeypatch.chdir(tmp_path)  # the search cache lives under the working directory
+    try:
+        bench = load_script("bench_search")
+        models = f"{fx.PARAM_PRO},{fx.INTENT_PRO}"
+        argv = ["--benchmark", "skills", "--limit", "3", "--trials", "24", "--models", models]
+        assert bench.main([*argv, "--out", str(tmp_path / "out")]) == 0
+    finally:
+        fx.uninstall()
+    summary = json.loads((tmp_path / "out" / "bench_search.json").read_text())
+    singles = summary["single_models"]
+    # neither fake can do both halves of the job alone; the mix of the two can
+    assert set(singles) == {f"freyr, all {fx.PARAM_PRO}", f"freyr, all {fx.INTENT_PRO}"}
+    assert all(row["accuracy"] == 0.0 for row in singles.values())
+    best = summary["best_mixed"]
+    assert best["accuracy"] == 1.0 and summary["verdict"]["wins_on_accuracy"]
+    assert best["trial"] in [row["trial"] for row in summary["mixed_on_pareto_front"]]
+    assert f"intent={fx.INTENT_PRO}" in best["models"]
+    assert f"parameters={fx.PARAM_PRO}" in best["models"]
+
+
+def test_the_speed_bench_measures_the_suite_with_a_fake_and_compares_same_mode_contestants(
+    tmp_path: Path,
+) -> None:
+    from freyr_dspy.testing import FunctionLM, register_fake
+
+    bench = load_script("bench_speed")
+    assert bench.Contestant.parse("freyr+abstain:reply") == bench.Contestant("freyr+abstain", False)
+    suite = bench.suite_benchmark()
+    episodes = bench.spread(
+        suite.episodes(bench.EvalOptions(data_dir=tmp_path)), 1, lambda e: e.case
+    )
+    assert len(episodes) == len({e.case for e in episodes}) == 5  # one request per category
+
+    replies = {"intent": {"intents": ["conversation"]}, "chat": {"reply": "hello"}}
+    register_fake("speed", FunctionLM(lambda call: replies[call.role]))
+    try:
+        program = bench.build(suite, bench.EvalOptions(data_dir=tmp_path), "freyr", "fake/speed")
+        chat_row = next(e for e in episodes if e.case == "no-tool-chat")
+        [row] = bench.measure_episode(suite, program, chat_row, bench.Contestant("freyr", True))
+    finally:
+        unregister_fake("speed")
+    assert row["exact"] == 1.0 and row["calls"] == [] and row["lm_calls"] == 2
+    rows = [
+        {**row, "model": "m", "benchmark": "suite", "contestant": name, "seconds": s}
+        for name, s in (("native:calls", 2.0), ("freyr:calls", 1.0))
+    ]
+    text, summaries = bench.table(rows)
+    assert "| freyr:calls | 1.00 | 1.00 | 0.50 |" in text
+    assert summaries["m suite"]["native:calls"]["n"] == 1
+
+
+def test_the_bench_helper_keeps_resumable_rows_with_the_code_that_made_them(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    bench = load_script("_bench")
+    monkeypatch.setattr(bench, "code_version", lambda: "abc1234")
+    out = tmp_path / "runs" / "rows.json"
+    assert bench.load_rows(out) == []  # a new file: nothing to skip
+    bench.save_rows(out, "what was measured", [{"id": "r1", "ok": True}])
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert document == {
+        "about": "what was measured",
+        "code": "abc1234",
+        "rows": [{"id": "r1", "ok": True}],
+    }
+    assert bench.load_rows(out, missing_ok=False) == document["rows"]
+    table = bench.markdown_table(("a", "b"), [(1, "x")])
+    assert table == ["| a | b |", "|---|---|", "| 1 | x |"]
+    assert str(bench.median_or_nan([])) == "nan" and bench.mean_or_nan([1, 2]) == 1.5
