@@ -408,8 +408,13 @@ def test_usage_is_accounted_per_role(build: Build) -> None:
     assert total.input_tokens == sum(u.input_tokens for u in result.usage.values())
 
 
-@pytest.mark.parametrize("error", [TimeoutError("read timed out"), ConnectionError("refused")])
-def test_model_failure_keeps_the_calls_already_made(build: Build, error: Exception) -> None:
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [(TimeoutError("read timed out"), "timeout"), (ConnectionError("refused"), "model")],
+)
+def test_model_failure_keeps_the_calls_already_made(
+    build: Build, error: Exception, kind: str
+) -> None:
     def summary(call: FakeCall) -> Answer:
         raise error
 
@@ -419,7 +424,8 @@ def test_model_failure_keeps_the_calls_already_made(build: Build, error: Excepti
         summary=summary,
     )
     result = build(engine)(message="add milk").result
-    assert result.failure is not None and result.failure.kind == "model"
+    assert result.failure is not None and result.failure.kind == kind
+    assert result.failure.model_failed
     assert result.failure.detail.startswith("summary model failed:")
     assert str(error) in result.failure.detail
     assert result.reply == ""
@@ -435,7 +441,7 @@ def test_model_failure_at_the_first_role(build: Build) -> None:
         raise TimeoutError("no answer in 30 s")
 
     result = build(answers(intent=intent))(message="add milk").result
-    assert result.failure is not None and result.failure.kind == "model"
+    assert result.failure is not None and result.failure.kind == "timeout"
     assert result.failure.detail.startswith("intent model failed: [fake/prog_")
     assert result.failure.detail.endswith("] no answer in 30 s")
     assert result.calls == [] and result.state == TodoState()
