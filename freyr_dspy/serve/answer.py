@@ -1,7 +1,9 @@
 """Run the program for one request: calls for the client to execute, or a reply in words.
 
 * A first turn runs the whole program with ``calls_only``: it stops once the calls are made
-  (they are spec-only, recorded rather than executed), or replies when no tool is needed.
+  (they are spec-only, recorded rather than executed), or replies when no tool is needed;
+  when every call it tried failed (arguments the schema refuses, every attempt), the chat
+  role replies instead.
 * A turn ending with tool results has the summary role report them (FREYR's LLM_summary).
 * ``tool_choice: none`` (or a request without tools) has the chat role reply.
 * ``tool_choice`` naming a function calls it without asking the intent role; ``required``
@@ -50,7 +52,17 @@ def answer(program: FreyrProgram, turn: Turn, toolbox: Toolbox | None, plan: Too
     result: Result = prediction.result
     if plan.mode == "required" and not any(call.outcome.ok for call in result.calls):
         return combined(result, forced_calls(program, turn, toolbox, None))
+    if plan.mode == "auto" and nothing_to_send(result):
+        # Every call the program tried failed: the tools do not do what was asked (a near
+        # miss), so the chat role answers in words rather than the client getting a 502.
+        return combined(result, chat_reply(program, turn))
     return result
+
+
+def nothing_to_send(result: Result) -> bool:
+    """Whether a run ended with no call made and no reply, for a reason other than the model."""
+    failed = result.failure is not None and not result.failure.model_failed
+    return failed and not result.reply and not any(call.outcome.ok for call in result.calls)
 
 
 def reply_from_results(program: FreyrProgram, turn: Turn, toolbox: Toolbox | None) -> Result:

@@ -16,13 +16,22 @@ from freyr_dspy.serve import ServedProgram
 from freyr_dspy.testing import FakeCall
 from freyr_dspy.tools import Toolbox
 from freyr_dspy.tools.fingerprint import toolbox_fingerprint
-from tests.support.serve_helpers import ASK_WEATHER, TOOLS, WEATHER, make_program, serving, slow
+from tests.support.serve_helpers import (
+    ASK_WEATHER,
+    CHAT_REPLY,
+    TOOLS,
+    WEATHER,
+    answer,
+    make_program,
+    serving,
+    slow,
+)
 
 pytestmark = pytest.mark.server
 
 
 def post(base_url: str, body: Any, **kwargs: Any) -> httpx.Response:
-    return httpx.post(f"{base_url}/chat/completions", json=body, timeout=30, **kwargs)
+    return httpx.post(f"{base_url}/chat/completions", json=body, timeout=120, **kwargs)
 
 
 def error_of(response: httpx.Response, status: int) -> dict[str, Any]:
@@ -249,6 +258,21 @@ def test_a_model_that_times_out_is_a_504_with_its_kind() -> None:
     with serving(ServedProgram("weather", program)) as base:
         error = error_of(post(base, {"model": "weather", "messages": ASK_WEATHER}), 504)
     assert (error["type"], error["code"]) == ("server_error", "freyr_timeout")
+
+
+def test_calls_that_fail_every_attempt_are_answered_in_words_not_a_502() -> None:
+    def unfitting(call: FakeCall) -> Any:
+        if call.role == "parameters":  # the tool does not do what was asked: no location fits
+            return {"arguments": {"unit": "kelvin"}}
+        return answer(call)
+
+    program, fake = make_program(unfitting)
+    with serving(ServedProgram("weather", program)) as base:
+        response = post(base, {"model": "weather", "messages": ASK_WEATHER, "tools": TOOLS})
+    assert response.status_code == 200
+    [choice] = response.json()["choices"]
+    assert (choice["finish_reason"], choice["message"]["content"]) == ("stop", CHAT_REPLY)
+    assert fake.roles_called()[-1] == "chat"
 
 
 def test_a_prompt_over_the_context_is_refused_not_truncated() -> None:
