@@ -25,7 +25,6 @@ from freyr_dspy.strategies.run import Run, has_lm
 from freyr_dspy.strategies.steps import (
     Selection,
     after_calls,
-    summarise,
     unknown_tools_failure,
     without_tools,
 )
@@ -147,6 +146,8 @@ def replanned(
     skipped: list[str],
     planning: PlanningPolicy,
     calling: CallPolicy,
+    *,
+    respond: bool = True,
 ) -> Result:
     """Plan once more after the plan's first call failed every attempt, and carry it out.
 
@@ -163,7 +164,7 @@ def replanned(
     """
     failed = run.calls[0]
     if len(run.toolbox.names) < 2:
-        return summarise(run, intents, skipped=skipped)
+        return after_calls(run, intents, skipped=skipped, respond=respond)
     conversation = replan_note(run.conversation, failed.tool, failed.outcome.message)
     with catalog_without(run, failed.tool):
         new_intents, _ = recognise_intents(
@@ -172,10 +173,12 @@ def replanned(
         new_intents = confirm_intents(run, new_intents)
     new_tools = [name for name in new_intents if name != CONVERSATION]
     if not new_tools:
-        return summarise(run, intents, skipped=skipped)
+        return after_calls(run, intents, skipped=skipped, respond=respond)
     first_call = len(run.calls)
     new_skipped = call_until_exhausted(run, new_tools, calling)
-    return summarise(run, new_intents, skipped=new_skipped, first_call=first_call)
+    return after_calls(
+        run, new_intents, skipped=new_skipped, respond=respond, first_call=first_call
+    )
 
 
 @contextmanager
@@ -276,5 +279,5 @@ class Freyr(StrategyModule):
         if run.calls and all(call.never_made for call in run.calls):
             return without_tools(run, intents, respond=respond)
         if self.planning.replan and run.calls and run.calls[0].exhausted:
-            return replanned(run, intents, skipped, self.planning, self.calling)
+            return replanned(run, intents, skipped, self.planning, self.calling, respond=respond)
         return after_calls(run, intents, skipped=skipped, respond=respond)

@@ -89,11 +89,16 @@ def after_calls(
     skipped: list[str] | None = None,
     *,
     respond: bool = True,
+    first_call: int = 0,
 ) -> Result:
-    """The result after the calls: their summary, or none with ``respond=False``."""
+    """The result after the calls: their summary, or none with ``respond=False``.
+
+    ``first_call`` as for ``summarise``.
+    """
     if respond:
-        return summarise(run, intents, failure, skipped)
-    return run.result("", intents, failure or exhausted_failure(run, skipped))
+        return summarise(run, intents, failure, skipped, first_call=first_call)
+    failure = failure or exhausted_failure(run, skipped, first_call=first_call)
+    return run.result("", intents, failure)
 
 
 def exhausted_failure(

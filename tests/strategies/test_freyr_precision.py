@@ -11,6 +11,7 @@ from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.roles.parameters import several_calls_contract
 from freyr_dspy.strategies import make_strategy
+from freyr_dspy.strategies.gated import Gated
 from freyr_dspy.testing import FakeCall, FunctionLM
 from freyr_dspy.tools import Tool, Toolbox
 
@@ -276,3 +277,30 @@ def test_a_call_refused_as_a_copied_example_then_as_unstated_is_answered_by_chat
     [call] = result.calls
     assert (call.never_made, call.attempts, result.reply) == (True, 1, "Which city?")
     assert engine.roles_called() == ["intent", "parameters", "parameters", "chat"]
+
+
+def test_a_replanned_request_inside_a_gate_that_writes_no_reply_writes_none() -> None:
+    def broken(city: str) -> str:
+        """Weather in a city.
+
+        Args:
+            city: the city.
+        """
+        raise ValueError("the weather service is down")
+
+    engine = FunctionLM(
+        lambda call: {
+            "intent": {"intents": ["broken"] if call.inputs["conversation"] == "(none)" else []},
+            "parameters": {"arguments": {"city": "Oslo"}},
+        }.get(call.role)
+    )
+    prog = FreyrProgram(
+        toolbox=Toolbox([Tool.from_function(broken), Tool.from_function(area)]),
+        strategy=Gated(inner=make_strategy("freyr", confirm=False, replan=True), respond=False),
+        max_retries=0,
+    )
+    prog.set_lm(dspy.LM("fake/precision-replan", engine=engine, cache=False))
+    result = prog(message="weather in Oslo?").result
+    assert (result.reply, result.calls[0].exhausted) == ("", True)
+    assert engine.roles_called() == ["intent", "parameters", "intent"]  # no summary
+    assert result.failure is not None and result.failure.kind == "retries"
