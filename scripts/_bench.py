@@ -1,4 +1,4 @@
-"""What the bench scripts share: the resumable rows file, markdown tables, JSON output, medians.
+"""What the bench scripts share: rows files, markdown tables, JSON output, medians, servers.
 
 A script run as ``python scripts/bench_x.py`` has ``scripts/`` first on ``sys.path``, so
 ``import _bench`` finds this file with no path editing; the tests load the scripts the same way.
@@ -7,12 +7,18 @@ A script run as ``python scripts/bench_x.py`` has ``scripts/`` first on ``sys.pa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import socket
 import statistics
-from collections.abc import Iterable, Sequence
+import subprocess
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from freyr_dspy._files import write_text_atomic
 from freyr_dspy.evaluation.provenance import code_version
@@ -62,3 +68,51 @@ def mean_or_nan(values: Iterable[float]) -> float:
     """The mean, or NaN (shown as ``nan``) when there is nothing to take it of."""
     values = list(values)
     return statistics.mean(values) if values else math.nan
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nobody listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def running_server(
+    command: Sequence[str], log: Path, ready_url: str, *, label: str, startup_seconds: float
+) -> Iterator[None]:
+    """Run a server ``command`` (output to ``log``) until ``ready_url`` answers 200; always stop it.
+
+    Raises:
+        SystemExit: when the server exits or does not answer within ``startup_seconds``.
+    """
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as sink:
+        process = subprocess.Popen(list(command), stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        _wait_ready(process, log, ready_url, label, startup_seconds)
+        yield
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _wait_ready(
+    process: subprocess.Popen[bytes], log: Path, url: str, label: str, seconds: float
+) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            tail = log.read_text(encoding="utf-8", errors="replace")[-2000:]
+            raise SystemExit(f"{label} exited:\n{tail}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.25)
+    raise SystemExit(f"{label} did not start within {seconds:g} s (log: {log})")

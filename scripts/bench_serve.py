@@ -29,8 +29,6 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -41,6 +39,7 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
 import httpx
+from _bench import free_port, running_server
 from openai.types.chat import ChatCompletion
 
 MODEL = "fake/rules"
@@ -118,47 +117,17 @@ def _percentile(values: list[float], pct: int) -> float | None:
 # --------------------------------------------------------------------------- the server
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.contextmanager
 def subprocess_server(max_queue: int, log: Path) -> Iterator[str]:
     """``freyr serve`` in its own process (the realistic case); yield its ``/v1`` URL."""
-    port = _free_port()
+    port = free_port()
     command = [
         *(sys.executable, "-m", "freyr_dspy", "serve", "--model", MODEL),
         *("--port", str(port), "--max-queue", str(max_queue)),
     ]
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        _wait_healthy(base, process, log)
-        yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def _wait_healthy(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"freyr serve exited: {log.read_text(encoding='utf-8')[-2000:]}")
-        try:
-            if httpx.get(base.removesuffix("/v1") + "/health", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    raise SystemExit(f"freyr serve did not start within {STARTUP_SECONDS:g} s (log: {log})")
+    health = f"http://127.0.0.1:{port}/health"
+    with running_server(command, log, health, label="freyr serve", startup_seconds=STARTUP_SECONDS):
+        yield f"http://127.0.0.1:{port}/v1"
 
 
 @contextlib.contextmanager

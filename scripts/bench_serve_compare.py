@@ -28,9 +28,7 @@ import contextlib
 import json
 import os
 import re
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -40,7 +38,7 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
-import httpx
+from _bench import free_port, running_server
 from openai import APIError, OpenAI
 
 from freyr_dspy.datasets import CallExample, check_calls, load_examples
@@ -218,43 +216,16 @@ def _pct(part: int, whole: int) -> float | None:
 # --------------------------------------------------------------------------- running
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.contextmanager
 def started(contestant: Contestant, log: Path) -> Iterator[str]:
     """Start a contestant's server on a free port; yield its ``/v1`` URL; always stop it."""
-    port = _free_port()
+    port = free_port()
     command = [*contestant.command, "--host", "127.0.0.1", "--port", str(port)]
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while True:
-            if process.poll() is not None:
-                tail = log.read_text(encoding="utf-8", errors="replace")[-2000:]
-                raise SystemExit(f"{contestant.label} exited:\n{tail}")
-            try:
-                if httpx.get(f"{base}/models", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit(f"{contestant.label} did not start (log: {log})")
-            time.sleep(0.5)
+    with running_server(
+        command, log, f"{base}/models", label=contestant.label, startup_seconds=STARTUP_SECONDS
+    ):
         yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def run_contestant(

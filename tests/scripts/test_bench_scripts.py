@@ -2,30 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from freyr_dspy.testing import unregister_fake
-from tests.support.paths import SCRIPTS_DIR
-
-SCRIPTS = SCRIPTS_DIR
-
-
-def load_script(name: str) -> ModuleType:
-    sys.path.insert(0, str(SCRIPTS))  # as when run: the scripts import their helper _bench
-    try:
-        spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # a dataclass looks its module up there
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(SCRIPTS))
+from tests.support.scripts import load_script
 
 
 def test_the_overhead_bench_splits_a_step_into_its_layers() -> None:

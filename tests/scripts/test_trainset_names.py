@@ -2,31 +2,22 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from tests.support.paths import SCRIPTS_DIR
+from tests.support.scripts import load_script
 
 SCRIPT = SCRIPTS_DIR / "refer_trainset_names.py"
-
-
-def script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("refer_trainset_names", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_project_trainsets_refer_by_position(
     data_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert script().main(["--check", "--data", str(data_dir)]) == 0
+    assert load_script("refer_trainset_names").main(["--check", "--data", str(data_dir)]) == 0
     assert "every label refers by position" in capsys.readouterr().out
 
 
@@ -45,7 +36,7 @@ def test_rows_written_with_names_are_rewritten_and_load_the_same(
 ) -> None:
     from freyr_dspy.benchmarks import EvalOptions, get_benchmark
 
-    module, tmp_path = script(), trainsets
+    module, tmp_path = load_script("refer_trainset_names"), trainsets
     options = EvalOptions(data_dir=data_dir)
     before = get_benchmark("callnavi").train_episodes(tmp_path, options)
     # one row spelled out by hand, as a new row would be written
@@ -70,7 +61,7 @@ def test_a_label_its_catalog_lacks_is_one_line_with_path_and_line(
     rows[1] = json.dumps({**json.loads(rows[1]), "expected_tools": ["Horoscopes"]})
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     before = path.read_text(encoding="utf-8")
-    assert script().main(["--data", str(data_dir)]) == 2
+    assert load_script("refer_trainset_names").main(["--data", str(data_dir)]) == 2
     assert path.read_text(encoding="utf-8") == before  # nothing half-written
     err = capsys.readouterr().err
     assert err.strip() == f"error: {path}:2: cannot relabel the row: unknown name 'Horoscopes'"

@@ -2,35 +2,21 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-from tests.support.paths import SCRIPTS_DIR
-
-SCRIPTS = SCRIPTS_DIR
+from tests.support.scripts import load_script
 
 pytestmark = pytest.mark.server
-
-
-def load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_serve", SCRIPTS / "bench_serve.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_serve"] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize(("clients", "max_queue"), [(3, 2), (4, 0)])
 def test_the_load_test_loses_nothing_and_refuses_only_past_the_queue(
     tmp_path: Path, clients: int, max_queue: int
 ) -> None:
-    bench = load_bench()
+    bench = load_script("bench_serve")
     out = tmp_path / "bench.json"
     argv = ["--clients", str(clients), "--max-queue", str(max_queue), "--seconds", "1"]
     assert bench.main([*argv, "--in-process", "--out", str(out)]) == 0

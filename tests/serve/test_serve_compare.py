@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from freyr_dspy.datasets import CallExample
 from freyr_dspy.tools import Toolbox
-from tests.support.paths import SCRIPTS_DIR
+from tests.support.scripts import load_script
 
-SCRIPTS = SCRIPTS_DIR
 TOOL = {
     "type": "function",
     "function": {
@@ -28,17 +24,6 @@ TOOL = {
     },
 }
 BOX = Toolbox.from_openai([TOOL])
-
-
-def load_compare() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "bench_serve_compare", SCRIPTS / "bench_serve_compare.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_serve_compare"] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 def answer(content: str | None = None, *calls: tuple[str, str]) -> dict[str, Any]:
@@ -60,7 +45,7 @@ HELLO = CallExample.model_validate({"id": "hi", "message": "Hello!", "calls": []
 
 
 def test_answers_are_scored_by_the_exact_call_check_and_schema_validity() -> None:
-    compare = load_compare()
+    compare = load_script("bench_serve_compare")
     right = compare.score(OSLO, BOX, answer(None, ("get-weather", '{"city": "Oslo"}')))
     assert right["exact"] and right["valid_tool_calls"] and right["tool_calls"] == 1
     wrong_type = compare.score(OSLO, BOX, answer(None, ("get-weather", '{"city": 3, "days": "x"}')))
@@ -73,7 +58,7 @@ def test_answers_are_scored_by_the_exact_call_check_and_schema_validity() -> Non
 
 
 def test_a_summary_counts_each_figure_over_the_right_rows() -> None:
-    compare = load_compare()
+    compare = load_script("bench_serve_compare")
     rows = [
         compare.score(OSLO, BOX, answer(None, ("get-weather", '{"city": "Oslo"}')))
         | {"seconds": 1.0},
@@ -90,7 +75,7 @@ def test_a_summary_counts_each_figure_over_the_right_rows() -> None:
 
 
 def test_a_request_carries_the_rows_state_and_its_toolbox() -> None:
-    compare = load_compare()
+    compare = load_script("bench_serve_compare")
     row = CallExample.model_validate(
         {"message": "Pay it", "toolbox": "daily", "state": {"card": "visa"}}
     )
@@ -102,7 +87,7 @@ def test_a_request_carries_the_rows_state_and_its_toolbox() -> None:
 
 @pytest.mark.server
 def test_the_script_runs_against_freyr_serve_on_a_fake(tmp_path: Path) -> None:
-    compare = load_compare()
+    compare = load_script("bench_serve_compare")
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps([TOOL]), encoding="utf-8")
     examples = tmp_path / "test.jsonl"
