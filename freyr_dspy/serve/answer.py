@@ -17,8 +17,6 @@ selecting strategies' ``act``), as ``forward`` runs the whole strategy.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.prompting.parsing import CONVERSATION
 from freyr_dspy.schemas import CallRecord, Outcome, Result
@@ -72,7 +70,7 @@ def reply_from_results(program: FreyrProgram, turn: Turn, toolbox: Toolbox | Non
         CallRecord(tool=r.name, arguments=r.arguments, outcome=Outcome(ok=True, message=r.content))
         for r in turn.results
     ]
-    result = _guarded(program, run, lambda: summarise(run, [r.name for r in turn.results]))
+    result = program.run_step(run, lambda run: summarise(run, [r.name for r in turn.results]))
     # The calls were the client's to make, and are made: nothing is left to call.
     return result.model_copy(update={"calls": []})
 
@@ -80,7 +78,7 @@ def reply_from_results(program: FreyrProgram, turn: Turn, toolbox: Toolbox | Non
 def chat_reply(program: FreyrProgram, turn: Turn) -> Result:
     """The chat role's reply, with no tool offered."""
     run = _run(program, turn, Toolbox([]))
-    return _guarded(program, run, lambda: chat(run, []))
+    return program.run_step(run, lambda run: chat(run, []))
 
 
 def forced_calls(
@@ -95,7 +93,7 @@ def forced_calls(
     run = _run(program, turn, toolbox, since=True, calls_only=True)
     selecting = _selecting(program.strategy)
 
-    def make_calls() -> Result:
+    def make_calls(run: Run) -> Result:
         names = tools
         if names is None and "intent" in program.role_names:
             names, _ = recognise_intents(run, require_tool=True)
@@ -106,7 +104,7 @@ def forced_calls(
             return run.result("", names)
         return selecting.act(run, Selection(names, []), respond=False)
 
-    return _guarded(program, run, make_calls)
+    return program.run_step(run, make_calls)
 
 
 def _selecting(strategy: StrategyModule) -> SelectingStrategy | None:
@@ -138,8 +136,3 @@ def _run(
     """
     turns = [*turn.conversation, *turn.since] if since else list(turn.conversation)
     return program.start_run(turn.message, turns, toolbox=toolbox, calls_only=calls_only)
-
-
-def _guarded(program: FreyrProgram, run: Run, step: Callable[[], Result]) -> Result:
-    """Run ``step`` as one step of the program; a model failure becomes the result's."""
-    return program.run_step(run, lambda _: step())
