@@ -59,6 +59,16 @@ model_options = option_group(
 #: ``--json``: machine-readable output on stdout.
 json_option = option_group(click.option("--json", "as_json", is_flag=True, help="Print JSON."))
 
+#: Where the built-in benchmarks' data is (``Settings.resolve_data_dir`` falls back the same way).
+data_option = option_group(
+    click.option(
+        "--data",
+        "data_dir",
+        type=click.Path(path_type=Path),
+        help="Benchmark data directory (default: $FREYR_DATA_DIR, else ../shared/benchmarks).",
+    )
+)
+
 
 def make_settings(**overrides: Any) -> Settings:
     """Settings from the environment with CLI values on top."""

@@ -11,6 +11,7 @@ import click
 
 from freyr_dspy.benchmark import get_benchmark
 from freyr_dspy.cli._common import (
+    data_option,
     echo_json,
     json_option,
     make_settings,
@@ -104,12 +105,7 @@ _run_options = option_group(
         metavar="KEY=VALUE",
         help="Benchmark option (e.g. max_retries=1); recorded in the artifact.",
     ),
-    click.option(
-        "--data",
-        type=click.Path(path_type=Path),
-        default=None,
-        help="Benchmark data directory (else FREYR_DATA_DIR, else ../shared/benchmarks).",
-    ),
+    data_option,
     click.option(
         "--out",
         type=click.Path(path_type=Path),
@@ -132,12 +128,12 @@ _run_options = option_group(
 @_run_options
 @dataset_options
 @json_option
-def command(data: Path | None, as_json: bool, **options: Any) -> None:
+def command(data_dir: Path | None, as_json: bool, **options: Any) -> None:
     """Compile a program for a benchmark or your examples; print dev scores before and after."""
     with open_dataset(options, options["benchmark_name"], allow_unlabelled=True) as dataset:
         if dataset is not None:
             _label_missing(dataset, options["teacher"], options["strategy"], options["api_base"])
-        settings = make_settings(data_dir=data)
+        settings = make_settings(data_dir=data_dir)
         job = _job(dataset, settings, **options)
         # NOTE: some DSPy optimizers print their progress; stdout is kept for the results.
         with contextlib.redirect_stdout(sys.stderr), progress_bar("dev", unit="step") as progress:

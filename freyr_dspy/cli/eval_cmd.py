@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from freyr_dspy.cli._common import (
+    data_option,
     echo_json,
     json_option,
     make_settings,
@@ -89,12 +90,7 @@ _eval_options = option_group(
         show_default=True,
         help="Steps start from their given state, or carry it on.",
     ),
-    click.option(
-        "--data",
-        "data_dir",
-        type=click.Path(path_type=Path),
-        help="Benchmark data directory (default: $FREYR_DATA_DIR, ../shared/benchmarks).",
-    ),
+    data_option,
     click.option("--limit", type=click.IntRange(1), help="At most N episodes per benchmark."),
     click.option(
         "--jobs",

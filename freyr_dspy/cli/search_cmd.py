@@ -12,7 +12,13 @@ from typing import Any
 
 import click
 
-from freyr_dspy.cli._common import echo_json, json_option, make_settings, option_group
+from freyr_dspy.cli._common import (
+    data_option,
+    echo_json,
+    json_option,
+    make_settings,
+    option_group,
+)
 from freyr_dspy.cli._dataset import Dataset, dataset_options, open_dataset
 
 __all__ = ["command"]
@@ -99,12 +105,7 @@ _run_options = option_group(
         help="Evaluate on the trainsets (dev) or test data.",
     ),
     click.option("--limit", type=click.IntRange(1), help="At most N episodes."),
-    click.option(
-        "--data",
-        "data_dir",
-        type=click.Path(path_type=Path),
-        help="Benchmark data directory (default: $FREYR_DATA_DIR).",
-    ),
+    data_option,
     click.option(
         "--option",
         "extra",
