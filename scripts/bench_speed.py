@@ -19,6 +19,13 @@ them, so each contestant's prefix cache is as warm as it would be in use.
         --llmaker-limit 0 --out runs/speed.json
     python scripts/bench_speed.py --out scripts/results/speed_15b.json --report-only
 
+A ``@decoding`` suffix runs a contestant with other engine decoding: ``@grammar-first``
+(llama-cpp-python's own grammar sampling, to measure ours against it) or ``@lookupN``
+(speculative decoding by prompt lookup, N draft tokens). Each contestant starts with nothing
+cached (else it would find the previous contestant's prompts of the same requests); ``--warm``
+then runs a suite toolbox's first request untimed, as a server that has seen the toolbox would
+be, and times the others.
+
 Rows are saved to ``--out`` as they finish; a rerun skips the rows already there (resume).
 Prints one markdown table per (model, benchmark) and ratios to native in the same mode.
 """
@@ -28,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -69,22 +77,41 @@ LLMAKER_CONTESTANTS = ("native:reply", "freyr:reply")
 
 @dataclass(frozen=True)
 class Contestant:
-    """A strategy label and whether the program stops at the calls."""
+    """A strategy label, whether the program stops at the calls, and the engine's decoding."""
 
     label: str
     calls_only: bool
+    #: "" (the engine's defaults), "grammar-first" (llama-cpp-python's own grammar sampling)
+    #: or "lookupN" (speculative decoding by prompt lookup, N draft tokens).
+    decoding: str = ""
 
     @classmethod
     def parse(cls, text: str) -> Contestant:
-        """``freyr+abstain:calls`` or ``native:reply`` (the mode defaults to ``calls``)."""
+        """``freyr+abstain:calls``, ``native:reply``, ``freyr:calls@lookup4`` (mode: calls)."""
+        text, _, decoding = text.partition("@")
         label, _, mode = text.partition(":")
         if mode not in ("", "calls", "reply"):
             raise SystemExit(f"error: {text}: the mode after ':' is calls or reply")
-        return cls(label, mode != "reply")
+        if decoding not in ("", "grammar-first") and not re.fullmatch(r"lookup[1-9]\d*", decoding):
+            raise SystemExit(f"error: @{decoding}: decoding is grammar-first or lookupN")
+        return cls(label, mode != "reply", decoding)
 
     @property
     def name(self) -> str:
-        return f"{self.label}:{'calls' if self.calls_only else 'reply'}"
+        mode = f"{self.label}:{'calls' if self.calls_only else 'reply'}"
+        return f"{mode}@{self.decoding}" if self.decoding else mode
+
+    def prepare_engine(self, model: str) -> None:
+        """Put the in-process engine in this contestant's decoding, with no prompt cached."""
+        if not model.startswith(("embedded/", "gguf:")):
+            return
+        engine = shared_engine(model)
+        engine.grammar_last = self.decoding != "grammar-first"
+        lookup = int(self.decoding[len("lookup") :]) if self.decoding.startswith("lookup") else 0
+        if engine.prompt_lookup != lookup:
+            engine.prompt_lookup = lookup
+            engine.close()  # the draft model is set when the model loads
+        engine.forget_prompts()  # else a contestant finds the same request's prompt cached
 
 
 def suite_benchmark() -> Benchmark:
@@ -176,13 +203,24 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             groups.setdefault(key, []).append(episode)
         for group in groups.values():
             for contestant in contestants:
-                program = build(benchmark, options, contestant.label, args.model)
-                for episode in group:
-                    if all(
+                # With --warm the toolbox's first request warms the cache and is not timed.
+                warm = args.warm and bench_name == "suite"  # LLMaker steps share their episode
+                timed = group[1:] if warm else group
+                todo = [
+                    episode
+                    for episode in timed
+                    if not all(
                         (args.model, bench_name, contestant.name, s.id) in done
                         for s in episode.steps
-                    ):
-                        continue
+                    )
+                ]
+                if not todo:
+                    continue
+                program = build(benchmark, options, contestant.label, args.model)
+                contestant.prepare_engine(args.model)
+                if warm:
+                    list(measure_episode(benchmark, program, group[0], contestant))
+                for episode in todo:
                     try:
                         measured = list(measure_episode(benchmark, program, episode, contestant))
                     except Exception as exc:  # recorded as a failed row; the bench goes on
@@ -290,9 +328,10 @@ COLUMNS = (
 
 
 def _row(name: str, stats: dict[str, Any]) -> list[str]:
-    """A contestant's medians, with its time and tokens over native's in the same mode."""
+    """A contestant's medians over native's in the same mode (and decoding, if native ran it)."""
     st = stats[name]
-    native = stats.get(f"native:{name.split(':')[1]}")
+    mode = name.split(":")[1]  # "calls" or "reply", maybe with "@decoding"
+    native = stats.get(f"native:{mode}") or stats.get(f"native:{mode.partition('@')[0]}")
     return [
         name,
         f"{st['exact']:.2f}",
@@ -332,11 +371,10 @@ def main() -> int:
     )
     parser.add_argument("--data", type=Path, default=None, help="benchmark data directory")
     parser.add_argument(
-        "--prompt-lookup",
-        type=int,
-        default=0,
-        help="draft tokens for speculative decoding by prompt lookup (0: off); "
-        "recorded as a suffix of every contestant's name",
+        "--warm",
+        action="store_true",
+        help="run a toolbox's first request untimed, then time the others "
+        "(an app's steady state: the toolbox's prompts are in the prefix cache)",
     )
     add_out_options(parser, default=None)
     args = parser.parse_args()
@@ -344,8 +382,6 @@ def main() -> int:
     for name in ("suite_limit", "llmaker_limit"):
         if getattr(args, name) < 0:
             setattr(args, name, None)
-    if args.prompt_lookup:
-        shared_engine(args.model).prompt_lookup = args.prompt_lookup
     rows = load_rows(args.out, missing_ok=False) if args.report_only else run(args)
     text, summaries = table(rows)
     print(text)

@@ -70,3 +70,17 @@ def test_a_calibrated_freyr_program_runs_end_to_end_on_the_embedded_model() -> N
     intent = result.usage["intent"]
     assert intent.lm_calls == 3
     assert intent.cached_input_tokens > 0.5 * intent.input_tokens
+
+
+def test_forgotten_prompts_are_evaluated_again() -> None:
+    """``forget_prompts`` leaves nothing cached: benchmarks start each contestant cold."""
+    engine = LlamaCppEngine(shared_engine(MODEL).model_path)
+    lm = dspy.LM(MODEL, engine=engine, temperature=0.0, max_tokens=4, cache=False)
+    lm(ASK[0]["content"])
+    sent, evaluated = engine.prompt_tokens_sent, engine.prompt_tokens_evaluated
+    lm(ASK[0]["content"])
+    assert engine.prompt_tokens_evaluated - evaluated <= 1  # the same prompt: cached
+    engine.forget_prompts()
+    evaluated = engine.prompt_tokens_evaluated
+    lm(ASK[0]["content"])
+    assert engine.prompt_tokens_evaluated - evaluated == sent  # all of it again

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from freyr_dspy.testing import unregister_fake
 from tests.support.scripts import load_script
 
@@ -55,6 +57,13 @@ def test_the_speed_bench_measures_the_suite_with_a_fake_and_compares_same_mode_c
 
     bench = load_script("bench_speed")
     assert bench.Contestant.parse("freyr+abstain:reply") == bench.Contestant("freyr+abstain", False)
+    lookup = bench.Contestant.parse("freyr@lookup4")
+    assert (
+        lookup == bench.Contestant("freyr", True, "lookup4")
+        and lookup.name == "freyr:calls@lookup4"
+    )
+    with pytest.raises(SystemExit, match="grammar-first or lookupN"):
+        bench.Contestant.parse("freyr:calls@fast")
     suite = bench.suite_benchmark()
     episodes = bench.spread(
         suite.episodes(bench.EvalOptions(data_dir=tmp_path)), 1, lambda e: e.case
@@ -72,10 +81,11 @@ def test_the_speed_bench_measures_the_suite_with_a_fake_and_compares_same_mode_c
     assert row["exact"] == 1.0 and row["calls"] == [] and row["lm_calls"] == 2
     rows = [
         {**row, "model": "m", "benchmark": "suite", "contestant": name, "seconds": s}
-        for name, s in (("native:calls", 2.0), ("freyr:calls", 1.0))
+        for name, s in (("native:calls", 2.0), ("freyr:calls", 1.0), ("freyr:calls@lookup2", 0.5))
     ]
     text, summaries = bench.table(rows)
     assert "| freyr:calls | 1.00 | 1.00 | 0.50 |" in text
+    assert "| freyr:calls@lookup2 | 1.00 | 0.50 | 0.25 |" in text  # against native's default
     assert summaries["m suite"]["native:calls"]["n"] == 1
 
 
