@@ -10,8 +10,8 @@ For every model, benchmark request and contestant (greedy decoding; one model in
 A contestant is a strategy label (``freyr``, ``freyr+abstain``, ``native``) and a mode:
 ``calls`` stops once the calls are made (``FreyrProgram.forward(calls_only=True)``, what the
 suite scores and what a server returns), ``reply`` also writes the reply to the user. Requests
-of one toolbox (one LLMaker episode) run back to back per contestant, as an app would send
-them, so each contestant's prefix cache is as warm as it would be in use.
+of one toolbox (the episodes of one LLMaker task) run back to back per contestant, as an app
+would send them, so each contestant's prefix cache is as warm as it would be in use.
 
     python scripts/bench_speed.py --model embedded/qwen2.5-coder-1.5b \\
         --out scripts/results/speed_15b.json                        # suite + LLMaker
@@ -23,8 +23,8 @@ A ``@decoding`` suffix runs a contestant with other engine decoding: ``@grammar-
 (llama-cpp-python's own grammar sampling, to measure ours against it) or ``@lookupN``
 (speculative decoding by prompt lookup, N draft tokens). Each contestant starts with nothing
 cached (else it would find the previous contestant's prompts of the same requests); ``--warm``
-then runs a suite toolbox's first request untimed, as a server that has seen the toolbox would
-be, and times the others.
+then runs a toolbox's (a LLMaker task's) first request untimed, as a server that has seen the
+toolbox would be, and times the others.
 
 Rows are saved to ``--out`` as they finish; a rerun skips the rows already there (resume).
 Prints one markdown table per (model, benchmark) and ratios to native in the same mode.
@@ -199,13 +199,12 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     for bench_name, benchmark, episodes, contestants in plan(args, options):
         groups: dict[str, list[Episode]] = {}
         for episode in episodes:
-            key = toolbox_key(episode) if bench_name == "suite" else episode.id
+            key = toolbox_key(episode) if bench_name == "suite" else episode.case  # the task
             groups.setdefault(key, []).append(episode)
         for group in groups.values():
             for contestant in contestants:
                 # With --warm the toolbox's first request warms the cache and is not timed.
-                warm = args.warm and bench_name == "suite"  # LLMaker steps share their episode
-                timed = group[1:] if warm else group
+                timed = group[1:] if args.warm else group
                 todo = [
                     episode
                     for episode in timed
@@ -218,7 +217,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                     continue
                 program = build(benchmark, options, contestant.label, args.model)
                 contestant.prepare_engine(args.model)
-                if warm:
+                if args.warm:
                     list(measure_episode(benchmark, program, group[0], contestant))
                 for episode in todo:
                     try:
