@@ -13,11 +13,11 @@ suite scores and what a server returns), ``reply`` also writes the reply to the 
 of one toolbox (the episodes of one LLMaker task) run back to back per contestant, as an app
 would send them, so each contestant's prefix cache is as warm as it would be in use.
 
-    python scripts/bench_speed.py --model embedded/qwen2.5-coder-1.5b \\
-        --out scripts/results/speed_15b.json                        # suite + LLMaker
+    python scripts/bench_speed.py --model embedded/qwen2.5-coder-1.5b --warm \\
+        --out runs/speed_15b.json                                   # suite + LLMaker
     python scripts/bench_speed.py --model embedded/qwen2.5-coder-0.5b --suite-limit 5 \\
         --llmaker-limit 0 --out runs/speed.json
-    python scripts/bench_speed.py --out scripts/results/speed_15b.json --report-only
+    python scripts/bench_speed.py --out scripts/results/speed_suite_15b.json --report-only
 
 A ``@decoding`` suffix runs a contestant with other engine decoding: ``@grammar-first``
 (llama-cpp-python's own grammar sampling, to measure ours against it) or ``@lookupN``
