@@ -26,6 +26,13 @@ logger = logging.getLogger(__name__)
 #: few-shot demos as indented JSON; a model imitating them was then pushed into `[ ]`
 #: (compiled programs answered empty lists). Newlines and indentation are allowed here.
 _SPACE_RULE = r'space ::= | " " | "\n" [ \t]{0,20}'
+#: NOTE: llama-cpp-python's string character is ``[^"\\]``, which lets a raw newline or tab into
+#: a string: invalid JSON (a sampled SmolLM2 wrote one). llama.cpp's own converter excludes the
+#: control characters, as JSON does; they are still written escaped (``\n``).
+_CHAR_RULE = (
+    r'char ::= [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" '
+    r"[0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])"
+)
 #: Keywords that do not constrain a value: a schema of only these accepts any JSON value.
 _ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment"})
 
@@ -88,7 +95,8 @@ def _convert(schema: dict[str, Any]) -> str:
 
     converter = Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
     converter.visit(converter.resolve_refs(schema, "stdin"), "")
-    return re.sub(r"^space ::= .*$", lambda _: _SPACE_RULE, converter.format_grammar(), flags=re.M)
+    gbnf = re.sub(r"^space ::= .*$", lambda _: _SPACE_RULE, converter.format_grammar(), flags=re.M)
+    return re.sub(r"^char ::= .*$", lambda _: _CHAR_RULE, gbnf, flags=re.M)
 
 
 def _llama_cpp_parses(gbnf: str) -> bool:

@@ -414,3 +414,18 @@ def test_generated_tool_schemas_round_trip_through_the_grammar(data: st.DataObje
     if schema["required"]:
         missing = {k: v for k, v in arguments.items() if k != schema["required"][0]}
         assert not grammar.accepts(json.dumps({"arguments": missing}, ensure_ascii=False))
+
+
+def test_strings_take_no_raw_control_character_only_escaped_ones() -> None:
+    """JSON forbids a raw newline or tab in a string; the grammar must too (it wrote them)."""
+    from freyr_dspy.backends.llamacpp_grammar import schema_grammar
+
+    grammar = schema_grammar(
+        json.dumps({"type": "object", "properties": {"body": {"type": "string"}}})
+    )
+    assert grammar is not None and parses_in_llama_cpp(grammar)
+    accepts = Grammar(grammar).accepts
+    assert accepts('{"body": "line one\\nline two\\ttabbed"}')  # escaped: valid JSON
+    assert not accepts('{"body": "line one\nline two"}')
+    assert not accepts('{"body": "a\ttab"}')
+    assert accepts('{"body": "Grüße, ünïcode"}')
