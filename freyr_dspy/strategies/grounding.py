@@ -45,6 +45,7 @@ from freyr_dspy.tools.schema import map_subschemas, subschemas
 __all__ = [
     "Evidence",
     "copied_examples",
+    "echoed_error",
     "example_values",
     "examples_of",
     "ground_arguments",
@@ -57,6 +58,9 @@ _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?")
 _NOT_WORD = re.compile(r"[\W_]+")
 #: Shortest one-word value read as an abbreviation of a longer evidence word.
 _ABBREVIATION = 3
+#: Fewest words a value needs to be read as a copy of an error message: the values an error
+#: lists for the model to choose from ("one of: Hall, Cellar") are shorter.
+_ECHO_WORDS = 4
 #: ISO dates, times and date-times, which a model derives from "2 May" or "half past nine".
 _DATE_OR_TIME = re.compile(
     r"\d{4}-\d{2}-\d{2}([T ]\d{1,2}:\d{2}(:\d{2})?\S*)?|\d{1,2}:\d{2}(:\d{2})?"
@@ -260,6 +264,28 @@ def copied_examples(
         for name, text in example_values(examples, arguments)
         if not evidence.states(text)
     ]
+
+
+def echoed_error(arguments: Mapping[str, Any], error: str, evidence: Evidence) -> list[str]:
+    """The arguments whose text repeats ``error`` (the last attempt's) and nothing anyone said.
+
+    Refused and asked again, a small model may write the refusal itself as the value: Qwen
+    1.5B paid a bill to ``"Copied from the example in the description of pay_bill, not a value
+    the user gave"``. A text of four words or more that the error says, word for word, and the
+    evidence does not, is such an echo. Shorter values are left alone: an error that lists the
+    valid values ("one of: Hall, Cellar") is there to be copied from.
+    """
+    said = Evidence.of(error)
+    return list(
+        dict.fromkeys(
+            name
+            for name, value in arguments.items()
+            for text in _texts(value)
+            if len(_words(text).split()) >= _ECHO_WORDS
+            and said.states(text)
+            and not evidence.states(text)
+        )
+    )
 
 
 def _schema_examples(schema: Any) -> list[Any]:

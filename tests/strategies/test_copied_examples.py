@@ -210,3 +210,32 @@ def test_after_a_copy_the_parameters_role_sees_no_examples(fake_name: Any) -> No
     assert "e.g. 'Weekly sync'" in first.inputs["tool"]
     assert "Weekly sync" not in second.inputs["tool"] and "Event title" in second.inputs["tool"]
     assert "e.g." not in second.prompt.split("<tool>")[0]  # the schema shown has none either
+
+
+# -- the refusal written back as the value -----------------------------------------------------
+
+REFUSAL_ECHO = (
+    "Copied from the example in the description of create_event, not a value the user gave"
+)
+
+
+def test_an_error_written_back_as_a_value_is_an_echo_a_listed_value_is_not() -> None:
+    from freyr_dspy.strategies.grounding import echoed_error
+
+    error = f"title: {REFUSAL_ECHO.lower()}; write the value the request gives"
+    request = Evidence.of("Book the design review")
+    assert echoed_error({"title": REFUSAL_ECHO, "room": "Lab"}, error, request) == ["title"]
+    assert echoed_error({"attendees": [REFUSAL_ECHO]}, error, request) == ["attendees"]
+    listed = "room 'Atrium' does not exist; the rooms are: Gravity Room, Omega Room, Room 1"
+    assert echoed_error({"room": "Omega Room"}, listed, request) == []
+    # A long value the user did say stays, even when the error repeats it.
+    said = Evidence.of("Title it 'the example in the description' please")
+    assert echoed_error({"title": "the example in the description"}, error, said) == []
+
+
+def test_a_call_whose_retry_echoes_the_refusal_is_not_made(fake_name: Any) -> None:
+    program, engine = _freyr(["Weekly sync", REFUSAL_ECHO], fake_name)
+    [call] = program(message="Book the design review").result.calls
+    assert not call.outcome.ok and call.gave_up and call.never_made
+    assert "repeats the last error" in call.outcome.message
+    assert sum(1 for c in engine.calls if c.role == "parameters") == 2  # no retry after the echo

@@ -19,7 +19,11 @@ from freyr_dspy.roles.parameters import (
     several_calls_note,
 )
 from freyr_dspy.schemas import CallRecord, Outcome
-from freyr_dspy.strategies.grounding import tool_without_examples, unstated_required
+from freyr_dspy.strategies.grounding import (
+    echoed_error,
+    tool_without_examples,
+    unstated_required,
+)
 from freyr_dspy.strategies.policies import CallPolicy
 from freyr_dspy.strategies.retry.blame import RetryLimits, blame_note, blamed_arguments
 from freyr_dspy.strategies.run import Run
@@ -188,6 +192,12 @@ class _Attempts:
 
     def try_call(self, run: Run, policy: CallPolicy) -> bool:
         """Check the arguments, run the tool, learn from a failure; True when no retry follows."""
+        last_error = self.errors[-1] if self.errors else ""
+        echoed = echoed_error(self.arguments, last_error, run.evidence()) if last_error else []
+        if echoed:  # the feedback written back as a value: no call is better than that one
+            message = f"not made: {', '.join(echoed)} repeats the last error, not the user's value"
+            self.outcome, self.gave_up = Outcome(ok=False, message=message), True
+            return True
         refusal = run.copied_example_refusal(self.tool.name, self.arguments)
         # After a tool error the model may rightly write a value the error listed.
         checked = refusal is None and not self.ran
