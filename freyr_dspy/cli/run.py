@@ -25,6 +25,7 @@ from freyr_dspy.settings import Settings
 __all__ = [
     "load_program",
     "load_state_file",
+    "main_model",
     "make_program",
     "program_options",
     "render_result",
@@ -41,7 +42,11 @@ program_options = option_group(
         help="Registered domain (default: todo, or none with --tools: your tools alone).",
     ),
     click.option("--state", "state_file", type=click.Path(path_type=Path), help="JSON state file."),
-    click.option("--strategy", default="freyr", show_default=True, help="Strategy name."),
+    click.option(
+        "--strategy",
+        default=None,
+        help="Strategy, switches after + (default: the model's preset, see freyr strategies).",
+    ),
     click.option("--max-retries", default=3, show_default=True, type=click.IntRange(0, 10)),
     click.option("--state-view", default=None, help="Which state rendering roles see."),
     click.option(
@@ -80,7 +85,7 @@ def run(message: str, state_file: Path | None, as_json: bool, **choice: Any) -> 
 def make_program(
     *,
     domain: str | None,
-    strategy: str,
+    strategy: str | None,
     max_retries: int,
     state_view: str | None,
     program_path: Path | None,
@@ -97,12 +102,14 @@ def make_program(
     Its keywords are the options ``program_options`` adds, so commands pass them on as they are.
     With tools (``--tools``/``--mcp``/``--tools-module``) the program uses them; without a
     ``--domain`` it is a plain tool-use program. An MCP server runs until ``program.toolbox``
-    is closed.
+    is closed. Without a strategy, the model's preset runs (``default_strategy``).
     """
     from freyr_dspy.program.spec import ProgramSpec, build_program
     from freyr_dspy.strategies import strategy_roles
+    from freyr_dspy.strategies.presets import default_strategy
 
     settings = make_settings()
+    strategy = strategy or default_strategy(main_model(model_specs, settings.default_model))
     toolbox = _one_toolbox(tools_file, mcp, tools_module)
     if program_path is not None:
         return load_program(
@@ -129,6 +136,12 @@ def make_program(
         assignment=assignment,
     )
     return build_program(spec, cache=settings.cache, toolbox=toolbox)
+
+
+def main_model(model_specs: tuple[str, ...], default_model: str) -> str:
+    """The model the roles not named play: the last bare ``--model`` id, else the default."""
+    bare = [spec for spec in model_specs if "=" not in spec]  # as parse_model_specs reads them
+    return bare[-1].strip() if bare else default_model
 
 
 def _one_toolbox(tools_file: Path | None, mcp: str | None, tools_module: str | None) -> Any:

@@ -35,9 +35,9 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 )
 @click.option(
     "--strategy",
-    default="freyr",
-    show_default=True,
-    help="Strategy served with the --model ids (switches after +: freyr+require_stated).",
+    default=None,
+    help="Strategy served with the --model ids (switches after +: freyr+require_stated; "
+    "default: each model's preset, see freyr strategies).",
 )
 @click.option("--max-retries", default=3, show_default=True, type=click.IntRange(0, 10))
 @model_options
@@ -103,7 +103,7 @@ def served_programs(
     settings: Settings,
     *,
     program_paths: tuple[Path, ...],
-    strategy: str,
+    strategy: str | None,
     max_retries: int,
     model_specs: tuple[str, ...],
     sampling_specs: tuple[str, ...],
@@ -111,7 +111,10 @@ def served_programs(
     allow_changed_tools: bool = False,
     context_tokens: int | None = None,
 ) -> list[ServedProgram]:
-    """The programs the options name: the artifacts, else the strategy with each model."""
+    """The programs the options name: the artifacts, else the strategy with each model.
+
+    Without a strategy, each model serves its preset (``default_strategy``).
+    """
     if program_paths:
         return [
             _artifact(
@@ -123,13 +126,16 @@ def served_programs(
             )
             for path in program_paths
         ]
+    from freyr_dspy.strategies.presets import default_strategy
+
     bare = [spec for spec in model_specs if "=" not in spec]  # as parse_model_specs reads them
     roles = tuple(spec for spec in model_specs if spec not in bare)
-    names = bare or ([strategy] if roles else [settings.default_model])
+    default_label = strategy or default_strategy(settings.default_model)
+    names = bare or ([default_label] if roles else [settings.default_model])
     return [
         _strategy_program(
             name,
-            strategy,
+            strategy or default_strategy(name if bare else settings.default_model),
             settings,
             default_model=name if bare else settings.default_model,
             specs=(roles, sampling_specs, api_base),

@@ -10,8 +10,9 @@ import click
 
 from freyr_dspy.cli._common import echo_json, json_option
 from freyr_dspy.strategies import STRATEGIES, StrategyFactory, load_strategies, setting_names
+from freyr_dspy.strategies.presets import DEFAULT_STRATEGY, PRESETS
 
-__all__ = ["command", "describe_strategy"]
+__all__ = ["command", "describe_presets", "describe_strategy"]
 
 _ARG_LINE = re.compile(r"^\s{4,}(\w+):\s*(.*)$")
 
@@ -19,11 +20,15 @@ _ARG_LINE = re.compile(r"^\s{4,}(\w+):\s*(.*)$")
 @click.command("strategies")
 @json_option
 def command(as_json: bool) -> None:
-    """List the strategies, their roles and settings (switch one on with NAME+SETTING)."""
+    """List the strategies, their roles and settings (switch one on with NAME+SETTING).
+
+    Then the model presets: what run, chat and serve use when no --strategy is given.
+    """
     load_strategies()
     described = [describe_strategy(factory) for factory in STRATEGIES.values()]
+    presets = describe_presets()
     if as_json:
-        echo_json(described)
+        echo_json({"strategies": described, "presets": presets})
         return
     for strategy in described:
         click.echo(f"{strategy['name']}: {strategy['description']}")
@@ -31,6 +36,20 @@ def command(as_json: bool) -> None:
         for setting in strategy["settings"]:
             shown = f"{setting['name']}={setting['default']}"
             click.echo(f"  {shown:<22} {setting['help']}".rstrip())
+    click.echo(f"\nwithout --strategy (run, chat, serve): {presets['default']}, except")
+    for preset in presets["models"]:
+        click.echo(f"  {preset['model']}: {preset['strategy']}  ({preset['evidence']})")
+
+
+def describe_presets() -> dict[str, Any]:
+    """The strategy run without ``--strategy``, and each model's own (``PRESETS``)."""
+    return {
+        "default": DEFAULT_STRATEGY,
+        "models": [
+            {"model": model, "strategy": preset.strategy, "evidence": preset.evidence}
+            for model, preset in PRESETS.items()
+        ],
+    }
 
 
 def describe_strategy(factory: StrategyFactory) -> dict[str, Any]:

@@ -82,6 +82,24 @@ def test_run_takes_a_strategy_with_switches(freyr) -> None:  # type: ignore[no-u
     assert json.loads(out)["calls"][0]["tool"] == "add_task"
 
 
+def test_run_without_a_strategy_runs_the_models_preset() -> None:
+    from freyr_dspy.cli.run import main_model, make_program
+
+    def built(*model_specs: str, strategy: str | None = None) -> dict[str, object]:
+        program = make_program(
+            domain=None, strategy=strategy, max_retries=3, state_view=None, program_path=None,
+            model_specs=model_specs, sampling_specs=(), api_base=None,
+        )  # fmt: skip
+        return program.strategy.config()
+
+    small = "embedded/qwen2.5-coder-0.5b"  # built, not loaded: nothing runs
+    assert built(small) == {"calibrate": True}
+    assert built(small, strategy="freyr") == {}  # named: taken as written
+    assert built("fake/rules") == {}
+    assert main_model(("intent=fake/x", small), "fake/rules") == small
+    assert main_model(("intent=fake/x",), "fake/rules") == "fake/rules"
+
+
 def test_run_text_output_puts_data_on_stdout_and_details_on_stderr(freyr) -> None:  # type: ignore[no-untyped-def]
     code, out, err = freyr("run", "-m", "Add a task called tea", "--model", "fake/rules")
     assert code == 0

@@ -83,6 +83,17 @@ def test_role_specs_alone_serve_the_strategy_under_its_label(settings: Settings)
     assert served.program.assignment["chat"].model == "fake/a"
 
 
+def test_without_a_strategy_each_model_serves_its_preset(settings: Settings) -> None:
+    small = "embedded/qwen2.5-coder-0.5b"  # built, not loaded: no request is answered here
+    plain, preset = served_programs(
+        settings, **options(strategy=None, model_specs=("fake/rules", small))
+    )
+    assert plain.program.strategy.config() == {}
+    assert preset.program.strategy.config() == {"calibrate": True}
+    [named] = served_programs(settings, **options(strategy="freyr", model_specs=(small,)))
+    assert named.program.strategy.config() == {}  # a strategy named is taken as written
+
+
 def program_for(tools: list[dict[str, Any]]) -> FreyrProgram:
     program = FreyrProgram(toolbox=Toolbox.from_openai(tools))
     return program.apply_assignment(
