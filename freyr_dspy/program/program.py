@@ -21,7 +21,7 @@ from freyr_dspy.errors import ConfigError
 from freyr_dspy.prompting.adapters import make_adapter
 from freyr_dspy.roles import Role
 from freyr_dspy.schemas import Result, RoleModel
-from freyr_dspy.strategies import ModelFailure, Run, StrategyModule, make_strategy
+from freyr_dspy.strategies import ModelFailure, Run, StrategyModule, make_strategy, parse_label
 from freyr_dspy.tools import CatalogLevel, Toolbox
 
 __all__ = ["AdapterName", "FreyrProgram", "render_conversation", "to_prediction"]
@@ -38,7 +38,8 @@ class FreyrProgram(dspy.Module):
         domain: a ``Domain`` or a registered domain name; None with a ``toolbox`` makes a
             plain tool-use program (``freyr_dspy.domains.plain``: no state, no domain text).
         strategy: a strategy module (``Gated(inner=Nlt())``, ...) or a registered strategy
-            name (``freyr``, ``nlt``, ``gated``, ...) for its default configuration.
+            name (``freyr``, ``nlt``, ``gated``, ...) for its default configuration, with any
+            switches after ``+`` (``freyr+calibrate``, as a model preset names it).
         toolbox: tools to use instead of the domain's own (the only tools without a domain).
         max_retries: retries of a failed tool call with the error fed back (paper: 3).
         state_view: which of the domain's state renderings the roles see.
@@ -66,7 +67,10 @@ class FreyrProgram(dspy.Module):
         super().__init__()
         self.domain = _domain(domain, toolbox)
         self.toolbox = toolbox or self.domain.make_toolbox()
-        self.strategy = make_strategy(strategy) if isinstance(strategy, str) else strategy
+        if isinstance(strategy, str):
+            name, switches = parse_label(strategy)
+            strategy = make_strategy(name, **switches)
+        self.strategy = strategy
         self.max_retries = max_retries
         self.state_view = state_view
         self.catalog_level: CatalogLevel = catalog_level

@@ -571,6 +571,15 @@ def test_settings_a_strategy_does_not_take_are_an_error() -> None:
     assert strategy_with("nlt", {"respond": False, "inner": "nlt"}).config() == {"respond": False}
 
 
+def test_a_program_takes_a_strategy_label_with_switches() -> None:
+    from freyr_dspy.strategies.presets import default_strategy
+
+    program = FreyrProgram("todo", strategy=default_strategy("embedded/qwen2.5-coder-0.5b"))
+    assert program.strategy_name == "freyr" and program.strategy.config() == {"calibrate": True}
+    with pytest.raises(ConfigError, match="takes no setting 'respond'"):
+        FreyrProgram("todo", strategy="freyr+respond")
+
+
 def test_result_json_has_the_documented_keys(build: Build) -> None:
     engine = answers(intent={"intents": ["conversation"]}, chat={"reply": "ok"})
     data = build(engine)(message="hi").result.to_json_dict()
