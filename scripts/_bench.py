@@ -10,7 +10,6 @@ import argparse
 import contextlib
 import json
 import math
-import socket
 import statistics
 import subprocess
 import time
@@ -22,6 +21,7 @@ import httpx
 
 from freyr_dspy._files import write_text_atomic
 from freyr_dspy.evaluation.provenance import code_version
+from freyr_dspy.testing.processes import stopped_at_exit
 
 
 def add_out_options(parser: argparse.ArgumentParser, default: Path | None) -> None:
@@ -70,13 +70,6 @@ def mean_or_nan(values: Iterable[float]) -> float:
     return statistics.mean(values) if values else math.nan
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 nobody listens on now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.contextmanager
 def running_server(
     command: Sequence[str], log: Path, ready_url: str, *, label: str, startup_seconds: float
@@ -89,16 +82,9 @@ def running_server(
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as sink:
         process = subprocess.Popen(list(command), stdout=sink, stderr=subprocess.STDOUT)
-    try:
+    with stopped_at_exit(process, grace=20):
         _wait_ready(process, log, ready_url, label, startup_seconds)
         yield
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def _wait_ready(

@@ -39,8 +39,10 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
 import httpx
-from _bench import free_port, running_server
+from _bench import running_server
 from openai.types.chat import ChatCompletion
+
+from freyr_dspy.testing.processes import free_port
 
 MODEL = "fake/rules"
 TARGET_MS = 5.0

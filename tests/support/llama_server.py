@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -15,15 +14,10 @@ from pathlib import Path
 import pytest
 
 from freyr_dspy.backends import model_path
+from freyr_dspy.testing.processes import free_port, stopped_at_exit
 
 ALIAS = "smollm2"
 STARTUP_SECONDS = 60
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def served_models(base: str, process: subprocess.Popen[bytes], log: Path) -> list[str]:
@@ -53,13 +47,6 @@ def llama_server(log_dir: Path, n_ctx: int = 4096) -> Iterator[str]:
     with log.open("wb") as sink:
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}/v1"
-    try:
+    with stopped_at_exit(process):
         assert served_models(base, process, log) == [ALIAS]
         yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()

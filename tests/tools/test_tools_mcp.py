@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from freyr_dspy.errors import ConfigError
+from freyr_dspy.testing.processes import free_port, stopped_at_exit
 from freyr_dspy.tools import McpConnection, Toolbox
 from freyr_dspy.tools.mcp import server_parameters
 from tests.support.paths import SUPPORT_DIR
@@ -129,19 +130,14 @@ def listening(port: int) -> bool:
 @pytest.fixture
 def http_url() -> Iterator[str]:
     """The test server on Streamable HTTP, on a free loopback port."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
+    port = free_port()
     process = subprocess.Popen([*SERVER, "--http", str(port)], stderr=subprocess.DEVNULL)
-    try:
+    with stopped_at_exit(process):
         deadline = time.monotonic() + 15
         while not listening(port):
             assert process.poll() is None and time.monotonic() < deadline, "server did not start"
             time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def test_a_streamable_http_server_by_url(http_url: str) -> None:
