@@ -22,7 +22,9 @@ import logging
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +57,8 @@ logger = logging.getLogger(__name__)
 
 #: Context window of the embedded models: DSPy prompts with demos need far more than 512.
 DEFAULT_N_CTX = 8192
+#: Scorings the engine remembers (each a prompt's text and a few floats).
+_SCORES_KEPT = 64
 #: Cap for ``n_ctx=None`` (take the file's training context): 32k+ contexts cost GBs of KV cache.
 MAX_N_CTX = 8192
 #: RAM given to saved prefix states (a 2k-token state of a 1.5B model is ~60 MB).
@@ -129,6 +133,9 @@ class LlamaCppEngine:
         self.prompt_tokens_evaluated = 0
         self._llama: Any = None
         self._lock = threading.Lock()
+        #: (prompt, continuations) -> scores: the calibrated tool choice scores the same
+        #: content-free prompt for every request to one toolbox (``_remember_scores``).
+        self._scores: OrderedDict[tuple[str, tuple[str, ...]], ContinuationScores] = OrderedDict()
 
     @property
     def prompt_seconds(self) -> float:
@@ -179,6 +186,7 @@ class LlamaCppEngine:
         Benchmarks call it between contestants, so that none finds another's prompts cached.
         """
         with self._lock:
+            self._scores.clear()
             if self._llama is not None:
                 self._llama.set_cache(_ram_cache(self.prefix_cache_bytes))
                 self._llama.reset()
@@ -251,7 +259,26 @@ class LlamaCppEngine:
             prompt = chat_prompt(llama, messages) if self.chat_format is None else None
             if prompt is None:
                 return None
-            return score_continuations(llama, prompt, continuations)
+            key = (prompt, tuple(continuations))
+            if (known := self._scores.get(key)) is not None:
+                self._scores.move_to_end(key)
+                return replace(known, evaluated=0)  # scored before: nothing is evaluated
+            scores = score_continuations(llama, prompt, continuations)
+            self._remember_scores(key, scores)
+            return scores
+
+    def _remember_scores(
+        self, key: tuple[str, tuple[str, ...]], scores: ContinuationScores
+    ) -> None:
+        """Keep the latest scorings (a model's scores of one prompt do not change).
+
+        The calibrated tool choice scores each catalog name twice a request, once after the
+        content-free message ``N/A``: that prompt is the same for every request to a toolbox
+        (without conversation or state), so its scores are computed once.
+        """
+        self._scores[key] = scores
+        while len(self._scores) > _SCORES_KEPT:
+            self._scores.popitem(last=False)
 
     def stream(self, request: Request) -> Any:
         """Stream as a single delta (DSPy only needs the events' shape)."""

@@ -39,10 +39,25 @@ def test_reused_context_and_prefix_cache_change_no_score() -> None:
     first = cold.score_continuations(ASK, CHOICES)
     warm.score_continuations(ASK, CHOICES)
     warm.score_continuations(OTHER, CHOICES)  # moves the context away
-    again = warm.score_continuations(ASK, CHOICES)
+    # reversed: another scoring than the first (the engine remembers scorings it has made)
+    again = warm.score_continuations(ASK, CHOICES[::-1])
     assert first is not None and again is not None
-    assert again.logprobs == pytest.approx(first.logprobs, abs=1e-3)
-    assert again.evaluated < first.evaluated  # the shared start came back, not re-evaluated
+    assert again.logprobs[::-1] == pytest.approx(first.logprobs, abs=1e-3)
+    assert 0 < again.evaluated < first.evaluated  # the shared start came back, not re-evaluated
+
+
+def test_a_scoring_made_before_is_remembered_until_prompts_are_forgotten() -> None:
+    """The calibrated choice scores one content-free prompt per toolbox: computed once."""
+    engine = LlamaCppEngine(shared_engine(MODEL).model_path)
+    first = engine.score_continuations(ASK, CHOICES)
+    engine.score_continuations(OTHER, CHOICES)
+    again = engine.score_continuations(ASK, CHOICES)
+    assert first is not None and again is not None
+    assert again.logprobs == first.logprobs and again.prompt_tokens == first.prompt_tokens
+    assert again.evaluated == 0 < first.evaluated
+    engine.forget_prompts()
+    cold = engine.score_continuations(ASK, CHOICES)
+    assert cold is not None and cold.evaluated == first.evaluated
 
 
 def test_generation_after_scoring_is_unchanged() -> None:
