@@ -18,14 +18,18 @@ from freyr_dspy.cli._common import (
 from freyr_dspy.cli._dataset import tools_options
 from freyr_dspy.errors import ConfigError, DataError
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.program.assignment import build_assignment, parse_model_specs, parse_sampling_specs
+from freyr_dspy.program.assignment import (
+    build_assignment,
+    main_model,
+    parse_model_specs,
+    parse_sampling_specs,
+)
 from freyr_dspy.schemas import Result
 from freyr_dspy.settings import Settings
 
 __all__ = [
     "load_program",
     "load_state_file",
-    "main_model",
     "make_program",
     "program_options",
     "render_result",
@@ -136,12 +140,6 @@ def make_program(
         assignment=assignment,
     )
     return build_program(spec, cache=settings.cache, toolbox=toolbox)
-
-
-def main_model(model_specs: tuple[str, ...], default_model: str) -> str:
-    """The model the roles not named play: the last bare ``--model`` id, else the default."""
-    bare = [spec for spec in model_specs if "=" not in spec]  # as parse_model_specs reads them
-    return bare[-1].strip() if bare else default_model
 
 
 def _one_toolbox(tools_file: Path | None, mcp: str | None, tools_module: str | None) -> Any:

@@ -126,10 +126,11 @@ def served_programs(
             )
             for path in program_paths
         ]
+    from freyr_dspy.program.assignment import bare_model_ids
     from freyr_dspy.strategies.presets import default_strategy
 
-    bare = [spec for spec in model_specs if "=" not in spec]  # as parse_model_specs reads them
-    roles = tuple(spec for spec in model_specs if spec not in bare)
+    bare = bare_model_ids(model_specs)
+    roles = tuple(spec for spec in model_specs if "=" in spec)
     default_label = strategy or default_strategy(settings.default_model)
     names = bare or ([default_label] if roles else [settings.default_model])
     return [

@@ -19,6 +19,7 @@ from freyr_dspy._files import write_text_atomic
 from freyr_dspy.errors import DataError
 from freyr_dspy.evaluation.aggregate import ALL_CASES, METRICS, aggregate_benchmark
 from freyr_dspy.evaluation.harness import EvalRun
+from freyr_dspy.program.assignment import main_model
 
 __all__ = [
     "MAX_DIAGNOSTIC_LINES",
@@ -121,8 +122,7 @@ def render_text(data: Mapping[str, Any]) -> str:
 def _models(config: Mapping[str, Any]) -> str:
     """The model line: a bare ``--model ID`` replaces the default; role specs follow."""
     specs = config.get("model_specs", [])
-    bare = [s for s in specs if "=" not in s]
-    parts = [bare[-1] if bare else config["default_model"], *(s for s in specs if "=" in s)]
+    parts = [main_model(specs, config["default_model"]), *(s for s in specs if "=" in s)]
     return f"model {' '.join(parts)}; " + " ".join(config.get("sampling_specs", []))
 
 

@@ -7,7 +7,25 @@ from collections.abc import Iterable, Mapping, Sequence
 from freyr_dspy.errors import ConfigError, UnknownRoleError
 from freyr_dspy.schemas import RoleModel, Sampling
 
-__all__ = ["build_assignment", "override_assignment", "parse_model_specs", "parse_sampling_specs"]
+__all__ = [
+    "bare_model_ids",
+    "build_assignment",
+    "main_model",
+    "override_assignment",
+    "parse_model_specs",
+    "parse_sampling_specs",
+]
+
+
+def bare_model_ids(specs: Iterable[str]) -> list[str]:
+    """The ``ID`` specs (every role), in order, as ``parse_model_specs`` reads them."""
+    return [spec for spec in specs if "=" not in spec]
+
+
+def main_model(specs: Iterable[str], default_model: str) -> str:
+    """The model the roles not named play: the last bare ``--model`` id, else the default."""
+    bare = bare_model_ids(specs)
+    return bare[-1].strip() if bare else default_model
 
 
 def parse_model_specs(specs: Iterable[str], roles: Sequence[str]) -> dict[str, str]:
