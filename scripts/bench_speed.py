@@ -19,7 +19,9 @@ would send them, so each contestant's prefix cache is as warm as it would be in 
         --llmaker-limit 0 --out runs/speed.json
     python scripts/bench_speed.py --out scripts/results/speed_suite_15b.json --report-only
 
-A ``@decoding`` suffix runs a contestant with other engine decoding: ``@grammar-first``
+A ``@decoding`` suffix runs a contestant with other engine decoding: ``@indented`` (JSON
+answers may take line breaks and indentation, as before answers were kept on one line),
+``@grammar-first``
 (llama-cpp-python's own grammar sampling, to measure ours against it) or ``@lookupN``
 (speculative decoding by prompt lookup, N draft tokens). Each contestant starts with nothing
 cached (else it would find the previous contestant's prompts of the same requests); ``--warm``
@@ -81,8 +83,9 @@ class Contestant:
 
     label: str
     calls_only: bool
-    #: "" (the engine's defaults), "grammar-first" (llama-cpp-python's own grammar sampling)
-    #: or "lookupN" (speculative decoding by prompt lookup, N draft tokens).
+    #: "" (the engine's defaults), "indented" (JSON answers may indent), "grammar-first"
+    #: (llama-cpp-python's own grammar sampling) or "lookupN" (speculative decoding by prompt
+    #: lookup, N draft tokens).
     decoding: str = ""
 
     @classmethod
@@ -92,8 +95,9 @@ class Contestant:
         label, _, mode = text.partition(":")
         if mode not in ("", "calls", "reply"):
             raise SystemExit(f"error: {text}: the mode after ':' is calls or reply")
-        if decoding not in ("", "grammar-first") and not re.fullmatch(r"lookup[1-9]\d*", decoding):
-            raise SystemExit(f"error: @{decoding}: decoding is grammar-first or lookupN")
+        known = ("", "indented", "grammar-first")
+        if decoding not in known and not re.fullmatch(r"lookup[1-9]\d*", decoding):
+            raise SystemExit(f"error: @{decoding}: decoding is indented, grammar-first or lookupN")
         return cls(label, mode != "reply", decoding)
 
     @property
@@ -107,6 +111,7 @@ class Contestant:
             return
         engine = shared_engine(model)
         engine.grammar_last = self.decoding != "grammar-first"
+        engine.compact_json = self.decoding != "indented"
         lookup = int(self.decoding[len("lookup") :]) if self.decoding.startswith("lookup") else 0
         if engine.prompt_lookup != lookup:
             engine.prompt_lookup = lookup

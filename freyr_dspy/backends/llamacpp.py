@@ -90,6 +90,9 @@ class LlamaCppEngine:
         grammar_last: under a grammar, check it on the chain's pick first (the default, see
             ``llamacpp_sampler``); False applies it to the whole vocabulary every token, as
             llama-cpp-python does (kept to measure the difference).
+        compact_json: under a JSON schema, write the answer on one line unless the prompt
+            shows indented answers (see ``llamacpp_messages.completion_kwargs``); False lets
+            every answer indent, as before (kept to measure the difference).
     """
 
     supports_function_calling = True
@@ -118,9 +121,11 @@ class LlamaCppEngine:
         prefix_cache_bytes: int = DEFAULT_PREFIX_CACHE_BYTES,
         prompt_lookup: int = 0,
         grammar_last: bool = True,
+        compact_json: bool = True,
     ) -> None:
         self.model_path = str(model_path)
         self._grammar_last = grammar_last
+        self.compact_json = compact_json
         self.prompt_lookup = prompt_lookup
         self.n_ctx = n_ctx
         self.n_threads = n_threads
@@ -211,7 +216,7 @@ class LlamaCppEngine:
 
     def complete(self, request: Request) -> Response:
         """Run one chat completion and convert it to a DSPy ``Response``."""
-        kwargs = completion_kwargs(request, self.seed)
+        kwargs = completion_kwargs(request, self.seed, compact=self.compact_json)
         messages = to_openai_messages(request)
         free_choice = bool(kwargs.get("tools")) and kwargs.get("tool_choice") in (
             "auto",

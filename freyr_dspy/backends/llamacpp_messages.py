@@ -69,8 +69,15 @@ def _convert_message(message: Message) -> list[dict[str, Any]]:
     return [converted]
 
 
-def completion_kwargs(request: Request, default_seed: int) -> dict[str, Any]:
-    """Map the request's sampling, output format and tools to ``create_chat_completion``."""
+def completion_kwargs(
+    request: Request, default_seed: int, *, compact: bool = True
+) -> dict[str, Any]:
+    """Map the request's sampling, output format and tools to ``create_chat_completion``.
+
+    ``compact`` asks for a JSON answer on one line; an indented answer in the prompt (a
+    JSON adapter's demo) overrides it.
+    """
+    compact = compact and not _shows_indented_answers(request)
     config = request.config
     kwargs: dict[str, Any] = {
         "temperature": 0.0 if config.temperature is None else config.temperature,
@@ -84,7 +91,7 @@ def completion_kwargs(request: Request, default_seed: int) -> dict[str, Any]:
     if config.stop:
         kwargs["stop"] = list(config.stop)
     if config.response_format:
-        kwargs.update(_structured_output(config.response_format))
+        kwargs.update(_structured_output(config.response_format, compact=compact))
     if request.tools:
         kwargs["tools"] = [
             {
@@ -101,6 +108,11 @@ def completion_kwargs(request: Request, default_seed: int) -> dict[str, Any]:
     return kwargs
 
 
+def _shows_indented_answers(request: Request) -> bool:
+    """Tell whether an earlier assistant message (a demo) spans several lines."""
+    return any(m.role == "assistant" and "\n" in (m.text or "") for m in request.messages)
+
+
 def _grammar_format(response_format: dict[str, Any]) -> dict[str, Any]:
     """Translate OpenAI ``json_schema`` formats to llama.cpp's grammar-backed form."""
     if response_format.get("type") == "json_schema":
@@ -109,8 +121,12 @@ def _grammar_format(response_format: dict[str, Any]) -> dict[str, Any]:
     return dict(response_format)
 
 
-def _structured_output(response_format: dict[str, Any]) -> dict[str, Any]:
+def _structured_output(response_format: dict[str, Any], *, compact: bool = False) -> dict[str, Any]:
     """Constrain the output to the response format's JSON schema with a llama.cpp grammar.
+
+    ``compact`` keeps the JSON on one line: what the lean adapter's demos show, and the
+    fewest tokens to generate. Indented answers in the prompt (DSPy's JSON adapter writes its
+    demos so) need it off: a model imitating them, refused the line break, closed its lists.
 
     A schema with no grammar llama.cpp takes (see ``schema_grammar``) gets plain JSON mode, as
     without a schema; the roles' parsers read what comes.
@@ -118,7 +134,7 @@ def _structured_output(response_format: dict[str, Any]) -> dict[str, Any]:
     fmt = _grammar_format(response_format)
     if not fmt.get("schema"):
         return {"response_format": fmt}
-    gbnf = schema_grammar(json.dumps(fmt["schema"]))
+    gbnf = schema_grammar(json.dumps(fmt["schema"]), compact=compact)
     if gbnf is None:
         return {"response_format": {"type": "json_object"}}
     from llama_cpp.llama_grammar import LlamaGrammar

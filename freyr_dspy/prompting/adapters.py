@@ -8,6 +8,7 @@ intent role that is ~300 of ~470 tokens, paid on every call. The lean prompt is:
 
     system:  the instructions, then one line per output field: "key" (type): description
     user:    <tools>...</tools> <state>...</state> ... <message>...</message>
+             (an input that says there is nothing, such as no conversation yet, is left out)
     answer:  a JSON object (a grammar enforces it on llama.cpp; the tolerant parsers stay)
 
 Inputs are written static-first: the tool catalog or spec, then the state, then the rest in
@@ -196,6 +197,29 @@ class FreyrChatAdapter(
 STATIC_INPUTS = ("tools", "tool", "libraries", "catalog", "candidates", "state")
 
 
+#: Context inputs, and the placeholder the program fills each with when there is nothing: no
+#: conversation yet, a toolbox without state, a first attempt without feedback, no observations.
+#: The lean prompt leaves them out then: the model learns nothing from them, and after a part
+#: that changes between calls (the parameters role's tool spec) their ~8 tokens each were
+#: evaluated again on every call. (The message is never left out: "none" can be an answer.)
+CONTEXT_PLACEHOLDERS = {
+    "conversation": "(none)",
+    "state": "(no state)",
+    "feedback": "none",
+    "observations": "none",
+}
+_NOTHING = frozenset({"", "none", "(none)", "(no state)"})
+
+
+def says_nothing(name: str, value: Any) -> bool:
+    """Tell whether input ``name`` is a context input holding only a "nothing here" placeholder."""
+    return (
+        name in CONTEXT_PLACEHOLDERS
+        and isinstance(value, str)
+        and value.strip().lower() in _NOTHING
+    )
+
+
 def input_order(signature: type[dspy.Signature]) -> list[str]:
     """The signature's input names, static ones first (see ``STATIC_INPUTS``)."""
     names = list(signature.input_fields)
@@ -237,10 +261,10 @@ class LeanAdapter(FreyrJSONAdapter):
         suffix: str = "",
         main_request: bool = False,
     ) -> str:
-        """Each input as ``<name>value</name>``, static inputs first."""
+        """Each input as ``<name>value</name>``, static inputs first; empty ones left out."""
         sections = [prefix]
         for name in input_order(signature):
-            if name in inputs:
+            if name in inputs and not says_nothing(name, inputs[name]):
                 value = format_field_value(signature.input_fields[name], inputs[name])
                 sections.append(f"<{name}>\n{value}\n</{name}>")
         sections.append(suffix)

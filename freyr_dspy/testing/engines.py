@@ -20,6 +20,7 @@ import dspy
 from dspy.lm15 import Message, Request, Response, TextPart, ToolCallPart, Usage, response_to_events
 
 from freyr_dspy.errors import FakeLMError
+from freyr_dspy.prompting.adapters import CONTEXT_PLACEHOLDERS
 
 __all__ = [
     "Answer",
@@ -179,10 +180,11 @@ def read_call(request: Request) -> FakeCall:
     ]
     inputs = next((found for t in reversed(users) if (found := _input_sections(t))), {})
     prompt = system + "\n" + "\n".join(m.text or "" for m in request.messages)
+    role = _identify_role(system, inputs)
     return FakeCall(
         model=request.model,
-        role=_identify_role(system, inputs),
-        inputs=inputs,
+        role=role,
+        inputs=_with_left_out_inputs(role, inputs),
         tools=tuple(t.name for t in request.tools),
         prompt=prompt,
         config=request.config,
@@ -205,12 +207,31 @@ def _identify_role(system: str, inputs: Mapping[str, str]) -> str:
         signature = module.signature
         shown = {n for n, f in signature.input_fields.items() if not _native_field(f.annotation)}
         outputs = {n for n, f in signature.output_fields.items() if not _native_field(f.annotation)}
-        if shown == set(inputs) and all(f"`{o}`" in system or f'"{o}"' in system for o in outputs):
+        # The lean prompt leaves out context inputs that hold nothing (``says_nothing``).
+        fits = set(inputs) <= shown <= set(inputs) | set(CONTEXT_PLACEHOLDERS)
+        if fits and all(f"`{o}`" in system or f'"{o}"' in system for o in outputs):
             # Roles with the same fields are told apart by their instructions (when not compiled).
             rank = (" ".join(signature.instructions.split()) in flat_system, len(outputs))
             if rank > best_rank:
                 best, best_rank = name, rank
     return best
+
+
+def _with_left_out_inputs(role: str, inputs: dict[str, str]) -> dict[str, str]:
+    """The inputs, each context input the lean prompt left out read as its placeholder."""
+    from freyr_dspy.roles import load_roles
+
+    if role not in load_roles():
+        return inputs
+    fields = load_roles()[role].signature.input_fields
+    return {
+        **inputs,
+        **{
+            name: placeholder
+            for name, placeholder in CONTEXT_PLACEHOLDERS.items()
+            if name in fields and name not in inputs
+        },
+    }
 
 
 def _native_field(annotation: Any) -> bool:

@@ -49,6 +49,24 @@ def test_prompt_has_instructions_output_keys_and_tagged_inputs_only() -> None:
     assert "Respond with" not in content
 
 
+def test_context_inputs_that_hold_nothing_are_left_out_but_the_message_never_is() -> None:
+    from freyr_dspy.roles.parameters import ParametersSignature
+
+    inputs = {
+        "conversation": "(none)",
+        "message": "none",  # a user's answer, not a placeholder
+        "state": "(no state)",
+        "tool": "- add_task: Add.",
+        "feedback": "none",
+    }
+    _, user = LeanAdapter().format(ParametersSignature, [], inputs)
+    assert user["content"] == "<tool>\n- add_task: Add.\n</tool>\n<message>\nnone\n</message>"
+    shown = {**inputs, "state": "2 tasks", "feedback": "add_task failed: no title"}
+    _, user = LeanAdapter().format(ParametersSignature, [], shown)
+    assert "<state>\n2 tasks\n</state>" in user["content"]
+    assert "<feedback>\nadd_task failed: no title\n</feedback>" in user["content"]
+
+
 def test_lean_prompt_is_well_under_half_of_dspys_json_prompt() -> None:
     lean = LeanAdapter().format(IntentSignature, [], INPUTS)
     full = dspy.JSONAdapter().format(IntentSignature, [], INPUTS)
@@ -81,7 +99,9 @@ def test_answers_parse_like_dspys_json_adapter_and_garbage_is_a_parse_error() ->
 def test_a_program_runs_end_to_end_under_the_lean_adapter() -> None:
     def answer(call):  # type: ignore[no-untyped-def]
         if call.role == "intent":
-            assert list(call.inputs) == ["tools", "state", "conversation", "message"]
+            # static first; no conversation yet, so none is shown (read back as the placeholder)
+            assert list(call.inputs)[:3] == ["tools", "state", "message"]
+            assert "<conversation>" not in call.prompt and call.inputs["conversation"] == "(none)"
             return {"intents": ["add_task"]}
         if call.role == "parameters":
             return {"arguments": {"title": "milk"}}
