@@ -19,9 +19,9 @@ would send them, so each contestant's prefix cache is as warm as it would be in 
         --llmaker-limit 0 --out runs/speed.json
     python scripts/bench_speed.py --out scripts/results/speed_suite_15b.json --report-only
 
-A ``@decoding`` suffix runs a contestant with other engine decoding: ``@indented`` (JSON
-answers may take line breaks and indentation, as before answers were kept on one line),
-``@grammar-first``
+A ``@variant`` suffix runs a contestant another way: ``@warmed`` (``FreyrProgram.warm`` before
+the toolbox's requests, as ``freyr serve`` does at start), ``@indented`` (JSON answers may take
+line breaks and indentation, as before answers were kept on one line), ``@grammar-first``
 (llama-cpp-python's own grammar sampling, to measure ours against it) or ``@lookupN``
 (speculative decoding by prompt lookup, N draft tokens). Each contestant starts with nothing
 cached (else it would find the previous contestant's prompts of the same requests); ``--warm``
@@ -83,9 +83,9 @@ class Contestant:
 
     label: str
     calls_only: bool
-    #: "" (the engine's defaults), "indented" (JSON answers may indent), "grammar-first"
-    #: (llama-cpp-python's own grammar sampling) or "lookupN" (speculative decoding by prompt
-    #: lookup, N draft tokens).
+    #: "" (the engine's defaults), "warmed" (the program warmed for the toolbox first),
+    #: "indented" (JSON answers may indent), "grammar-first" (llama-cpp-python's own grammar
+    #: sampling) or "lookupN" (speculative decoding by prompt lookup, N draft tokens).
     decoding: str = ""
 
     @classmethod
@@ -95,9 +95,11 @@ class Contestant:
         label, _, mode = text.partition(":")
         if mode not in ("", "calls", "reply"):
             raise SystemExit(f"error: {text}: the mode after ':' is calls or reply")
-        known = ("", "indented", "grammar-first")
+        known = ("", "warmed", "indented", "grammar-first")
         if decoding not in known and not re.fullmatch(r"lookup[1-9]\d*", decoding):
-            raise SystemExit(f"error: @{decoding}: decoding is indented, grammar-first or lookupN")
+            raise SystemExit(
+                f"error: @{decoding}: the variant is warmed, indented, grammar-first or lookupN"
+            )
         return cls(label, mode != "reply", decoding)
 
     @property
@@ -222,6 +224,8 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                     continue
                 program = build(benchmark, options, contestant.label, args.model)
                 contestant.prepare_engine(args.model)
+                if contestant.decoding == "warmed":
+                    program.warm(toolbox=group[0].steps[0].toolbox)
                 if args.warm:
                     list(measure_episode(benchmark, program, group[0], contestant))
                 for episode in todo:

@@ -28,6 +28,9 @@ __all__ = ["AdapterName", "FreyrProgram", "render_conversation", "to_prediction"
 
 logger = logging.getLogger(__name__)
 
+#: The request ``FreyrProgram.warm`` runs the roles on (their answers are thrown away).
+WARM_MESSAGE = "Hello"
+
 AdapterName = Literal["lean", "json", "chat"]
 
 
@@ -178,6 +181,31 @@ class FreyrProgram(dspy.Module):
             render_state=self.domain.renderer(self.state_view),
             calls_only=calls_only,
         )
+
+    def warm(self, toolbox: Toolbox | None = None, state: Any = None) -> int:
+        """Evaluate the prompt parts every request to ``toolbox`` starts with, ahead of them.
+
+        The strategy's roles are called on a placeholder request, one token each, and the
+        answers thrown away; an in-process model's prefix cache keeps the prompts' shared
+        beginnings (FREYR: the catalog, and each tool's spec for its parameters), so the
+        requests that follow evaluate little more than their own message. A server with its
+        own tools calls it at start. What the program answers does not change.
+
+        Args:
+            toolbox: the tools to warm for; the program's own if None.
+            state: the domain state the requests will start from (its initial state if None).
+
+        Returns:
+            The model calls made (0 when the strategy has nothing to warm).
+        """
+        run = self.start_run(WARM_MESSAGE, "", state, toolbox, calls_only=True)
+        run.warming = True
+        with dspy.context(adapter=_make_adapter(self.adapter)):
+            try:
+                self.strategy.warm(run)
+            except ModelFailure as exc:
+                logger.warning("warming up: %s", exc)
+        return sum(usage.lm_calls for usage in run.usage.values())
 
     def run_step(self, run: Run, step: Callable[[Run], Result]) -> Result:
         """Run ``step`` on ``run`` with the program's prompt format; a model failure stops it.

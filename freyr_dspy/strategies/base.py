@@ -56,6 +56,14 @@ class StrategyModule(dspy.Module):
         """
         return {}
 
+    def warm(self, run: Run) -> None:
+        """Call the roles whose prompts every request to ``run.toolbox`` starts alike.
+
+        ``FreyrProgram.warm`` runs it on a placeholder request with ``run.warming`` set (one
+        token written per call), so a prefix cache holds those prompt parts before the first
+        real request. Nothing by default: a strategy's first request warms its own prompts.
+        """
+
     @property
     def role_names(self) -> tuple[str, ...]:
         """Every role this strategy calls: its own, then those of its sub-strategies, in order."""

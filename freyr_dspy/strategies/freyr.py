@@ -20,7 +20,7 @@ from freyr_dspy.schemas import Result
 from freyr_dspy.strategies.base import StrategyModule
 from freyr_dspy.strategies.calibration import calibrated_first_tool
 from freyr_dspy.strategies.policies import CallPolicy, PlanningPolicy, changed_settings
-from freyr_dspy.strategies.retry.loop import call_until_exhausted
+from freyr_dspy.strategies.retry.loop import call_until_exhausted, warm_parameters
 from freyr_dspy.strategies.run import Run, has_lm
 from freyr_dspy.strategies.steps import (
     Selection,
@@ -255,6 +255,12 @@ class Freyr(StrategyModule):
     def config(self) -> dict[str, bool]:
         """The settings that differ from the defaults (``confirm: False``, others ``True``)."""
         return changed_settings(self.planning, self.calling)
+
+    def warm(self, run: Run) -> None:
+        """The intent role's prompt (the catalog) and each tool's first parameters prompt."""
+        _ask_intents(run, MAX_INTENTS, run.conversation)
+        for tool in run.toolbox:
+            warm_parameters(run, tool)
 
     def run(self, run: Run) -> Result:
         """Run Algorithm 1 for one request."""

@@ -80,6 +80,8 @@ class Run:
     refused_copies: set[tuple[str, str, str]] = field(default_factory=set)
     #: Stop once the calls are made: no summary call (the caller reads ``result.calls``).
     calls_only: bool = False
+    #: Only evaluate the prompts (``FreyrProgram.warm``): every role call writes one token.
+    warming: bool = False
 
     @property
     def max_retries(self) -> int:
@@ -103,6 +105,8 @@ class Run:
             raise ConfigError(
                 f"role {role!r} has no model; pass --model {role}=ID or call apply_assignment()"
             )
+        if self.warming:
+            inputs = {**inputs, "config": {"max_tokens": 1}}
         started = time.perf_counter()
         prediction = None
         try:

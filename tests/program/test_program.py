@@ -909,3 +909,25 @@ def _arguments_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The arguments' object schema, out of the give-up ``anyOf`` of a retry's contract."""
     arguments = schema["properties"]["arguments"]
     return arguments["anyOf"][0] if "anyOf" in arguments else arguments
+
+
+def test_warm_asks_the_catalog_and_each_tool_spec_once_and_changes_no_state(build: Build) -> None:
+    engine = answers(intent={"intents": ["add_task"]}, parameters={"arguments": {"title": "x"}})
+    program = build(engine)
+    calls = program.warm()
+    with_parameters = [t for t in program.toolbox if t.parameters]
+    assert calls == len(engine.calls) == 1 + len(with_parameters)
+    assert engine.roles_called() == ["intent"] + ["parameters"] * len(with_parameters)
+    assert all(call.config.max_tokens == 1 for call in engine.calls)  # nothing to generate
+    shown = [call.inputs["tool"] for call in engine.calls[1:]]
+    assert [spec.split(":")[0] for spec in shown] == [f"- {t.name}" for t in with_parameters]
+    # a real request afterwards is answered as without warming: warming ran no tool
+    result = program(message="Add a task called x", calls_only=True).result
+    assert [(c.tool, c.arguments) for c in result.calls] == [("add_task", {"title": "x"})]
+    assert result.state == TodoState(tasks=[Task(title="x")])
+
+
+def test_strategies_without_a_warm_up_make_no_call(build: Build) -> None:
+    engine = answers()
+    assert build(engine, strategy="native").warm() == 0
+    assert engine.calls == []

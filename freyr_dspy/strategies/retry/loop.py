@@ -66,6 +66,28 @@ def call_until_exhausted(run: Run, tool_names: list[str], policy: CallPolicy) ->
     return []
 
 
+def parameters_inputs(run: Run, tool_text: str, feedback: str = "none") -> dict[str, str]:
+    """The parameters role's inputs in ``run``, shown the tool as ``tool_text``."""
+    return {
+        "conversation": run.conversation,
+        "message": run.message,
+        "state": run.state_text(),
+        "tool": tool_text,
+        "feedback": feedback,
+    }
+
+
+def warm_parameters(run: Run, tool: Tool) -> None:
+    """Ask the parameters role about ``tool`` as a first attempt would (see ``Run.warming``).
+
+    The prompt up to the message - instructions, then the tool's spec - is the same for every
+    first attempt at ``tool``; a prefix cache keeps it from then on.
+    """
+    if tool.parameters:
+        inputs = parameters_inputs(run, render_tool_spec(tool))
+        run.call_role("parameters", contract=parameters_contract(tool), **inputs)
+
+
 def fill_several(run: Run, tool_name: str, most: int) -> list[dict[str, Any] | None]:
     """The arguments of each call of ``tool_name`` the message asks for (at most ``most``).
 
@@ -78,15 +100,9 @@ def fill_several(run: Run, tool_name: str, most: int) -> list[dict[str, Any] | N
     tool = run.toolbox.get(tool_name)
     if not tool.parameters:
         return [{}] * most
-    prediction = run.call_role(
-        "parameters",
-        contract=several_calls_contract(tool, most),
-        conversation=run.conversation,
-        message=run.message,
-        state=run.state_text(),
-        tool=f"{render_tool_spec(tool)}\n\n{several_calls_note(tool.name, most)}",
-        feedback="none",
-    )
+    spec = f"{render_tool_spec(tool)}\n\n{several_calls_note(tool.name, most)}"
+    inputs = parameters_inputs(run, spec)
+    prediction = run.call_role("parameters", contract=several_calls_contract(tool, most), **inputs)
     written = prediction.arguments
     calls = written.get("calls") if set(written) == {"calls"} else [written]
     distinct: list[dict[str, Any] | None] = []
@@ -175,11 +191,7 @@ class _Attempts:
                 forbidden=self.limits.forbidden,
                 choices=self.limits.choices,
             ),
-            conversation=run.conversation,
-            message=run.message,
-            state=run.state_text(),
-            tool=render_tool_spec(self.shown),
-            feedback=self.feedback,
+            **parameters_inputs(run, render_tool_spec(self.shown), self.feedback),
         )
         names = {p.name for p in self.tool.parameters}
         reason = gives_up(prediction.arguments, names) if self.errors else None

@@ -1,0 +1,54 @@
+"""``FreyrProgram.warm`` on the real embedded SmolLM2: a request then reuses the warmed prompts."""
+
+from __future__ import annotations
+
+import pytest
+
+from freyr_dspy.backends.embedded import shared_engine
+from freyr_dspy.program import FreyrProgram
+from freyr_dspy.schemas import RoleModel, RoleUsage, Sampling
+from freyr_dspy.strategies.retry.loop import warm_parameters
+from freyr_dspy.tools.toolbox import render_tool_spec
+
+pytestmark = pytest.mark.embedded
+
+MODEL = "embedded/smollm2-135m"
+MESSAGE = "Add a task called buy oat milk for the weekend"
+
+
+def first_parameters_prompt(program: FreyrProgram) -> RoleUsage:
+    """The usage of one first-attempt parameters call for ``add_task`` on ``MESSAGE``."""
+    run = program.start_run(MESSAGE)
+    run.warming = True  # one token is enough to see what was evaluated
+    with program_adapter(program):
+        warm_parameters(run, program.toolbox.get("add_task"))
+    return run.usage["parameters"]
+
+
+def program_adapter(program: FreyrProgram):  # type: ignore[no-untyped-def]
+    import dspy
+
+    from freyr_dspy.prompting.adapters import make_adapter
+
+    return dspy.context(adapter=make_adapter(program.adapter))
+
+
+def test_after_warm_a_first_call_of_a_tool_evaluates_only_its_message() -> None:
+    engine = shared_engine(MODEL)
+    greedy = RoleModel(model=MODEL, sampling=Sampling(temperature=0))
+    program = FreyrProgram("todo").apply_assignment(
+        dict.fromkeys(FreyrProgram("todo").role_names, greedy)
+    )
+    spec_tokens = engine.count_tokens(render_tool_spec(program.toolbox.get("add_task")))
+
+    engine.forget_prompts()
+    cold = first_parameters_prompt(program)
+    engine.forget_prompts()
+    assert program.warm() == 1 + sum(1 for t in program.toolbox if t.parameters)
+    warm = first_parameters_prompt(program)
+
+    assert cold.input_tokens == warm.input_tokens  # the same prompt
+    assert cold.input_tokens - cold.cached_input_tokens > spec_tokens  # the spec was evaluated
+    evaluated = warm.input_tokens - warm.cached_input_tokens
+    assert evaluated <= engine.count_tokens(MESSAGE) + 12  # the message and the closing tags
+    assert warm.cached_input_tokens >= spec_tokens
