@@ -19,9 +19,10 @@ would send them, so each contestant's prefix cache is as warm as it would be in 
         --llmaker-limit 0 --out runs/speed.json
     python scripts/bench_speed.py --out scripts/results/speed_suite_15b.json --report-only
 
-A ``@variant`` suffix runs a contestant another way: ``@warmed`` (``FreyrProgram.warm`` before
-the toolbox's requests, as ``freyr serve`` does at start), ``@indented`` (JSON answers may take
-line breaks and indentation, as before answers were kept on one line), ``@grammar-first``
+An ``@variant`` suffix (several joined by ``,``) runs a contestant another way: ``@warmed``
+(``FreyrProgram.warm`` before the toolbox's requests, as an app's program that has seen every
+tool), ``@compact`` (JSON answers held to one line, ``LlamaCppEngine(compact_json=True)``),
+``@grammar-first``
 (llama-cpp-python's own grammar sampling, to measure ours against it) or ``@lookupN``
 (speculative decoding by prompt lookup, N draft tokens). Each contestant starts with nothing
 cached (else it would find the previous contestant's prompts of the same requests); ``--warm``
@@ -83,24 +84,29 @@ class Contestant:
 
     label: str
     calls_only: bool
-    #: "" (the engine's defaults), "warmed" (the program warmed for the toolbox first),
-    #: "indented" (JSON answers may indent), "grammar-first" (llama-cpp-python's own grammar
-    #: sampling) or "lookupN" (speculative decoding by prompt lookup, N draft tokens).
+    #: Comma-separated variants, "" for none: "warmed" (the program warmed for the toolbox
+    #: first), "compact" (JSON answers on one line), "grammar-first" (llama-cpp-python's own
+    #: grammar sampling), "lookupN" (speculative decoding by prompt lookup, N draft tokens).
     decoding: str = ""
 
     @classmethod
     def parse(cls, text: str) -> Contestant:
-        """``freyr+abstain:calls``, ``native:reply``, ``freyr:calls@lookup4`` (mode: calls)."""
+        """``freyr+abstain:calls``, ``native:reply``, ``freyr:calls@compact,warmed``."""
         text, _, decoding = text.partition("@")
         label, _, mode = text.partition(":")
         if mode not in ("", "calls", "reply"):
             raise SystemExit(f"error: {text}: the mode after ':' is calls or reply")
-        known = ("", "warmed", "indented", "grammar-first")
-        if decoding not in known and not re.fullmatch(r"lookup[1-9]\d*", decoding):
-            raise SystemExit(
-                f"error: @{decoding}: the variant is warmed, indented, grammar-first or lookupN"
-            )
+        known = ("warmed", "compact", "grammar-first")
+        for variant in filter(None, decoding.split(",")):
+            if variant not in known and not re.fullmatch(r"lookup[1-9]\d*", variant):
+                raise SystemExit(
+                    f"error: @{variant}: a variant is warmed, compact, grammar-first or lookupN"
+                )
         return cls(label, mode != "reply", decoding)
+
+    @property
+    def variants(self) -> set[str]:
+        return set(filter(None, self.decoding.split(",")))
 
     @property
     def name(self) -> str:
@@ -112,9 +118,10 @@ class Contestant:
         if not model.startswith(("embedded/", "gguf:")):
             return
         engine = shared_engine(model)
-        engine.grammar_last = self.decoding != "grammar-first"
-        engine.compact_json = self.decoding != "indented"
-        lookup = int(self.decoding[len("lookup") :]) if self.decoding.startswith("lookup") else 0
+        engine.grammar_last = "grammar-first" not in self.variants
+        engine.compact_json = "compact" in self.variants
+        drafts = [int(v[len("lookup") :]) for v in self.variants if v.startswith("lookup")]
+        lookup = drafts[0] if drafts else 0
         if engine.prompt_lookup != lookup:
             engine.prompt_lookup = lookup
             engine.close()  # the draft model is set when the model loads
@@ -224,7 +231,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                     continue
                 program = build(benchmark, options, contestant.label, args.model)
                 contestant.prepare_engine(args.model)
-                if contestant.decoding == "warmed":
+                if "warmed" in contestant.variants:
                     program.warm(toolbox=group[0].steps[0].toolbox)
                 if args.warm:
                     list(measure_episode(benchmark, program, group[0], contestant))

@@ -26,9 +26,10 @@ logger = logging.getLogger(__name__)
 #: few-shot demos as indented JSON; a model imitating them was then pushed into `[ ]`
 #: (compiled programs answered empty lists). Newlines and indentation are allowed here.
 _SPACE_RULE = r'space ::= | " " | "\n" [ \t]{0,20}'
-#: One line: with no indented example before it, a small model indents its JSON by habit, and
-#: the line breaks and indentation cost about a third of a parameters answer's tokens (34 vs 25
-#: for a three-argument call on Qwen 1.5B), each a full decoding step.
+#: One line (``LlamaCppEngine(compact_json=True)``): a small model indents its JSON by habit,
+#: and the line breaks and indentation cost about a third of a parameters answer's tokens (34 vs
+#: 25 for a three-argument call on Qwen 1.5B), each a full decoding step. Held to one line, the
+#: 1.5B chose worse on our suite (docs/results/default-program.md), so it is not the default.
 _COMPACT_SPACE_RULE = r'space ::= | " "'
 #: NOTE: llama-cpp-python's string character is ``[^"\\]``, which lets a raw newline or tab into
 #: a string: invalid JSON (a sampled SmolLM2 wrote one). llama.cpp's own converter excludes the

@@ -70,7 +70,7 @@ def _convert_message(message: Message) -> list[dict[str, Any]]:
 
 
 def completion_kwargs(
-    request: Request, default_seed: int, *, compact: bool = True
+    request: Request, default_seed: int, *, compact: bool = False
 ) -> dict[str, Any]:
     """Map the request's sampling, output format and tools to ``create_chat_completion``.
 

@@ -10,7 +10,8 @@ typed ``Result`` (also available as ``prediction.result``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, Literal
 
 import dspy
@@ -200,7 +201,7 @@ class FreyrProgram(dspy.Module):
         """
         run = self.start_run(WARM_MESSAGE, "", state, toolbox, calls_only=True)
         run.warming = True
-        with dspy.context(adapter=_make_adapter(self.adapter)):
+        with dspy.context(adapter=_make_adapter(self.adapter)), _quiet_truncation():
             try:
                 self.strategy.warm(run)
             except ModelFailure as exc:
@@ -233,6 +234,18 @@ class FreyrProgram(dspy.Module):
         if isinstance(state, dict | list):
             return self.domain.load_state(state)
         return state
+
+
+@contextmanager
+def _quiet_truncation() -> Iterator[None]:
+    """Silence DSPy's "response was truncated" warning: warming cuts every answer on purpose."""
+    dspy_lm = logging.getLogger("dspy.clients.lm")
+    level = dspy_lm.level
+    dspy_lm.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        dspy_lm.setLevel(level)
 
 
 def to_prediction(result: Result) -> dspy.Prediction:

@@ -16,6 +16,8 @@ class ChatSignature(dspy.Signature):
     """Reply to the user's message without using any tool.
 
     Answer questions about the current state, ask for missing details, or make suggestions.
+    No tool has run for this message: never say that anything was done, sent, booked or
+    changed. If the message asks for an action, say plainly that you cannot do it.
     """
 
     conversation: str = dspy.InputField(desc="earlier turns of the dialogue, oldest first")

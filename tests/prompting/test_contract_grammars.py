@@ -243,38 +243,37 @@ def test_the_grammar_accepts_exactly_what_the_contract_allows(
     assert prediction.parsed_ok  # the first valid answer, as the model wrote it, is read
 
 
-def test_without_demos_the_answer_stays_on_one_line() -> None:
-    """Line breaks and indentation are tokens the model must generate; none are needed."""
-    answer = '{"intents": ["get-weather"]}'
-    grammar, prediction = engine_grammar("intent", intent_contract(["get-weather"], 2), answer)
-    parsed = Grammar(grammar)
-    assert parsed.accepts(answer)
-    assert not parsed.accepts(json.dumps(json.loads(answer), indent=2))
-    assert prediction.intents == ["get-weather"]
-
-
-def test_indented_demos_let_the_answer_indent_like_them() -> None:
-    """A model imitating indented demos, refused the line break, closed its lists early."""
+def test_answers_may_indent_by_default_as_a_small_model_writes_json() -> None:
     answer = {"intents": ["get-weather"]}
-    demo = {**sample_inputs(load_roles()["intent"].signature), "intents": ["get-weather"]}
-    engine, stub = stub_engine({"role": "assistant", "content": json.dumps(answer)})
+    grammar, _ = engine_grammar("intent", intent_contract(["get-weather"], 2), json.dumps(answer))
+    assert Grammar(grammar).accepts(json.dumps(answer, indent=2))
+
+
+def compact_grammar(demos: list[dspy.Example]) -> Grammar:
+    """The intent role's grammar on an engine told to keep answers on one line."""
+    engine, stub = stub_engine({"role": "assistant", "content": '{"intents": ["get-weather"]}'})
+    engine.compact_json = True
     role = load_roles()["intent"]()
     role.set_lm(dspy.LM("embedded/stub", engine=engine, cache=False))
-    role.predict.demos = [dspy.Example(**demo)]
+    role.predict.demos = demos
     with dspy.context(adapter=FreyrJSONAdapter()):  # DSPy's JSON adapter indents demos
         role(contract=intent_contract(["get-weather"], 2), **sample_inputs(role.signature))
-    assert Grammar(stub.requests[0]["grammar"]._grammar).accepts(json.dumps(answer, indent=2))
+    return Grammar(stub.requests[0]["grammar"]._grammar)
 
 
-def test_an_engine_told_not_to_keep_answers_compact_allows_indentation() -> None:
+def test_a_compact_engine_keeps_the_answer_on_one_line() -> None:
+    """Line breaks and indentation are tokens the model must generate; none are needed."""
     answer = {"intents": ["get-weather"]}
-    engine, stub = stub_engine({"role": "assistant", "content": json.dumps(answer)})
-    engine.compact_json = False
-    role = load_roles()["intent"]()
-    role.set_lm(dspy.LM("embedded/stub", engine=engine, cache=False))
-    with dspy.context(adapter=FreyrJSONAdapter()):
-        role(contract=intent_contract(["get-weather"], 2), **sample_inputs(role.signature))
-    assert Grammar(stub.requests[0]["grammar"]._grammar).accepts(json.dumps(answer, indent=2))
+    grammar = compact_grammar([])
+    assert grammar.accepts(json.dumps(answer))
+    assert not grammar.accepts(json.dumps(answer, indent=2))
+
+
+def test_indented_demos_let_even_a_compact_engine_indent_like_them() -> None:
+    """A model imitating indented demos, refused the line break, closed its lists early."""
+    demo = {**sample_inputs(load_roles()["intent"].signature), "intents": ["get-weather"]}
+    grammar = compact_grammar([dspy.Example(**demo)])
+    assert grammar.accepts(json.dumps({"intents": ["get-weather"]}, indent=2))
 
 
 def test_the_selection_written_under_the_grammar_is_read_as_verdicts() -> None:

@@ -64,6 +64,10 @@ def test_the_speed_bench_measures_the_suite_with_a_fake_and_compares_same_mode_c
     )
     with pytest.raises(SystemExit, match="grammar-first or lookupN"):
         bench.Contestant.parse("freyr:calls@fast")
+    both = bench.Contestant.parse("freyr:calls@compact,warmed")
+    assert both.variants == {"compact", "warmed"} and both.name == "freyr:calls@compact,warmed"
+    with pytest.raises(SystemExit, match="@fast"):
+        bench.Contestant.parse("freyr:calls@warmed,fast")
     suite = bench.suite_benchmark()
     episodes = bench.spread(
         suite.episodes(bench.EvalOptions(data_dir=tmp_path)), 1, lambda e: e.case

@@ -14,6 +14,7 @@ import pytest
 from openai import OpenAI
 
 from freyr_dspy.backends import is_installed
+from freyr_dspy.backends.embedded import shared_engine
 from freyr_dspy.cli.serve_cmd import served_programs
 from freyr_dspy.settings import FAST_MODEL, Settings
 from tests.support.serve_helpers import serving
@@ -49,6 +50,10 @@ WEATHER_TOOL = {
 
 
 def test_the_sdk_weather_example_gets_a_valid_tool_call_and_a_reply(settings: Settings) -> None:
+    # NOTE: states other tests left in the shared engine's prefix cache are reused from their
+    # common start, and llama.cpp's logits then differ in the last digits: enough to flip the
+    # 0.5B's close call between get_weather and conversation on this request.
+    shared_engine(FAST_MODEL).forget_prompts()
     [served] = served_programs(
         settings,
         program_paths=(),
