@@ -189,8 +189,8 @@ class FreyrProgram(dspy.Module):
         The strategy's roles are called on a placeholder request, one token each, and the
         answers thrown away; an in-process model's prefix cache keeps the prompts' shared
         beginnings (FREYR: the catalog, and each tool's spec for its parameters), so the
-        requests that follow evaluate little more than their own message. A server with its
-        own tools calls it at start. What the program answers does not change.
+        requests that follow evaluate little more than their own message. An app that embeds
+        the program calls it at start. What the program answers does not change.
 
         Args:
             toolbox: the tools to warm for; the program's own if None.

@@ -208,7 +208,7 @@ CONTEXT_PLACEHOLDERS = {
     "feedback": "none",
     "observations": "none",
 }
-_NOTHING = frozenset({"", "none", "(none)", "(no state)"})
+_NOTHING = frozenset({"", *CONTEXT_PLACEHOLDERS.values()})
 
 
 def says_nothing(name: str, value: Any) -> bool:

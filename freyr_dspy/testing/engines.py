@@ -221,9 +221,10 @@ def _with_left_out_inputs(role: str, inputs: dict[str, str]) -> dict[str, str]:
     """The inputs, each context input the lean prompt left out read as its placeholder."""
     from freyr_dspy.roles import load_roles
 
-    if role not in load_roles():
+    module = load_roles().get(role)
+    if module is None:
         return inputs
-    fields = load_roles()[role].signature.input_fields
+    fields = module.signature.input_fields
     return {
         **inputs,
         **{

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
+import dspy
 import pytest
 
 from freyr_dspy.backends.embedded import shared_engine
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.prompting.adapters import make_adapter
 from freyr_dspy.schemas import RoleModel, RoleUsage, Sampling
 from freyr_dspy.strategies.retry.loop import warm_parameters
 from freyr_dspy.tools.toolbox import render_tool_spec
@@ -27,11 +30,8 @@ def first_parameters_prompt(program: FreyrProgram) -> RoleUsage:
     return run.usage["parameters"]
 
 
-def program_adapter(program: FreyrProgram):  # type: ignore[no-untyped-def]
-    import dspy
-
-    from freyr_dspy.prompting.adapters import make_adapter
-
+def program_adapter(program: FreyrProgram) -> Any:
+    """The program's prompt format, as its own calls run under it."""
     return dspy.context(adapter=make_adapter(program.adapter))
 
 
