@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from freyr_dspy.errors import UnknownNameError
+from freyr_dspy.prompting.placeholders import NO_STATE
 from freyr_dspy.tools import Toolbox
 
 __all__ = ["Domain", "StateRenderer", "render_json_state"]
@@ -20,7 +21,7 @@ StateRenderer = Callable[[Any], str]
 def render_json_state(state: Any) -> str:
     """Default state rendering: compact JSON (pydantic models are dumped first)."""
     if state is None:
-        return "(no state)"
+        return NO_STATE
     if isinstance(state, BaseModel):
         return state.model_dump_json()
     return json.dumps(state, default=str, ensure_ascii=False)

@@ -20,6 +20,7 @@ from freyr_dspy.domains import Domain, get_domain
 from freyr_dspy.domains.plain import plain_domain
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.prompting.adapters import make_adapter
+from freyr_dspy.prompting.placeholders import NO_CONVERSATION
 from freyr_dspy.roles import Role
 from freyr_dspy.schemas import Result, RoleModel
 from freyr_dspy.strategies import ModelFailure, Run, StrategyModule, make_strategy, parse_label
@@ -262,11 +263,11 @@ def to_prediction(result: Result) -> dspy.Prediction:
 
 
 def render_conversation(conversation: str | Sequence[Mapping[str, str]]) -> str:
-    """Render earlier turns as ``role: content`` lines (``(none)`` when empty)."""
+    """Render earlier turns as ``role: content`` lines (``NO_CONVERSATION`` when empty)."""
     if isinstance(conversation, str):
-        return conversation.strip() or "(none)"
+        return conversation.strip() or NO_CONVERSATION
     lines = [f"{turn.get('role', 'user')}: {turn.get('content', '')}" for turn in conversation]
-    return "\n".join(lines) or "(none)"
+    return "\n".join(lines) or NO_CONVERSATION
 
 
 def _domain(domain: Domain | str | None, toolbox: Toolbox | None) -> Domain:

@@ -8,7 +8,8 @@ intent role that is ~300 of ~470 tokens, paid on every call. The lean prompt is:
 
     system:  the instructions, then one line per output field: "key" (type): description
     user:    <tools>...</tools> <state>...</state> ... <message>...</message>
-             (an input that says there is nothing, such as no conversation yet, is left out)
+             (an input holding only its placeholder, such as no conversation yet, is left
+             out: ``freyr_dspy.prompting.placeholders``)
     answer:  a JSON object (a grammar enforces it on llama.cpp; the tolerant parsers stay)
 
 Inputs are written static-first: the tool catalog or spec, then the state, then the rest in
@@ -45,6 +46,7 @@ from pydantic.fields import FieldInfo
 
 from freyr_dspy.errors import one_line
 from freyr_dspy.prompting.contracts import contract_of, enforces_schema, response_format, stated
+from freyr_dspy.prompting.placeholders import says_nothing
 
 __all__ = [
     "STATIC_INPUTS",
@@ -195,29 +197,6 @@ class FreyrChatAdapter(
 #: Inputs that are the same for every request to one toolbox (catalogs and specs), then the
 #: state (the same across the requests of a session); everything else follows in its order.
 STATIC_INPUTS = ("tools", "tool", "libraries", "catalog", "candidates", "state")
-
-
-#: Context inputs, and the placeholder the program fills each with when there is nothing: no
-#: conversation yet, a toolbox without state, a first attempt without feedback, no observations.
-#: The lean prompt leaves them out then: the model learns nothing from them, and after a part
-#: that changes between calls (the parameters role's tool spec) their ~8 tokens each were
-#: evaluated again on every call. (The message is never left out: "none" can be an answer.)
-CONTEXT_PLACEHOLDERS = {
-    "conversation": "(none)",
-    "state": "(no state)",
-    "feedback": "none",
-    "observations": "none",
-}
-_NOTHING = frozenset({"", *CONTEXT_PLACEHOLDERS.values()})
-
-
-def says_nothing(name: str, value: Any) -> bool:
-    """Tell whether input ``name`` is a context input holding only a "nothing here" placeholder."""
-    return (
-        name in CONTEXT_PLACEHOLDERS
-        and isinstance(value, str)
-        and value.strip().lower() in _NOTHING
-    )
 
 
 def input_order(signature: type[dspy.Signature]) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from freyr_dspy.prompting.contracts import Contract
 from freyr_dspy.prompting.parsing import CONVERSATION, match_names
+from freyr_dspy.prompting.placeholders import says_nothing
 from freyr_dspy.roles.confirm import confirm_contract, confirmed
 from freyr_dspy.roles.intent import intent_contract
 from freyr_dspy.schemas import Result
@@ -198,7 +199,7 @@ def replan_note(conversation: str, tool: str, error: str) -> str:
         f"assistant: I tried {tool}, and every attempt failed (last: {error}). "
         f"{tool} may be the wrong tool for this request."
     )
-    earlier = "" if conversation.strip() in ("", "(none)") else conversation.rstrip() + "\n"
+    earlier = "" if says_nothing("conversation", conversation) else conversation.rstrip() + "\n"
     return earlier + note
 
 

@@ -10,6 +10,7 @@ repeats a call that already succeeded (tiny models loop), or after a turn cap.
 
 from __future__ import annotations
 
+from freyr_dspy.prompting.placeholders import NO_OBSERVATIONS
 from freyr_dspy.roles.prompted import ToolRequest, extract_calls
 from freyr_dspy.schemas import CallRecord, Failure, Result
 from freyr_dspy.strategies import register_strategy
@@ -66,7 +67,7 @@ def run_prompted(run: Run) -> Result:
             "prompted",
             conversation=run.conversation,
             message=run.message,
-            observations="\n".join(observations) or "none",
+            observations="\n".join(observations) or NO_OBSERVATIONS,
             tools=catalog,
         )
         reply = extract_calls(prediction.response)

@@ -20,7 +20,7 @@ import dspy
 from dspy.lm15 import Message, Request, Response, TextPart, ToolCallPart, Usage, response_to_events
 
 from freyr_dspy.errors import FakeLMError
-from freyr_dspy.prompting.adapters import CONTEXT_PLACEHOLDERS
+from freyr_dspy.prompting.placeholders import CONTEXT_PLACEHOLDERS
 
 __all__ = [
     "Answer",

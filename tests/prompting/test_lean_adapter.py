@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import dspy
 import pytest
 from dspy.utils.exceptions import AdapterParseError
@@ -65,6 +67,25 @@ def test_context_inputs_that_hold_nothing_are_left_out_but_the_message_never_is(
     _, user = LeanAdapter().format(ParametersSignature, [], shown)
     assert "<state>\n2 tasks\n</state>" in user["content"]
     assert "<feedback>\nadd_task failed: no title\n</feedback>" in user["content"]
+
+
+def test_what_the_program_writes_for_nothing_is_what_the_adapter_leaves_out() -> None:
+    from freyr_dspy.domains.base import render_json_state
+    from freyr_dspy.program.program import render_conversation
+    from freyr_dspy.prompting.placeholders import says_nothing
+    from freyr_dspy.strategies.retry.loop import parameters_inputs
+
+    assert says_nothing("conversation", render_conversation([]))
+    assert says_nothing("conversation", render_conversation("  "))
+    assert says_nothing("state", render_json_state(None))
+    assert says_nothing(
+        "feedback", inspect.signature(parameters_inputs).parameters["feedback"].default
+    )
+    assert not says_nothing(
+        "conversation", render_conversation([{"role": "user", "content": "hi"}])
+    )
+    assert not says_nothing("state", render_json_state({"tasks": []}))
+    assert not says_nothing("message", "none")
 
 
 def test_lean_prompt_is_well_under_half_of_dspys_json_prompt() -> None:

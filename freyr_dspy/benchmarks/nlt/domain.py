@@ -18,6 +18,7 @@ from typing import Any, Literal
 from freyr_dspy.benchmarks.nlt.data import Scenario, function_name, load_scenario, scenario_path
 from freyr_dspy.domains import Domain, register_domain
 from freyr_dspy.errors import ConfigError
+from freyr_dspy.prompting.placeholders import NO_STATE
 from freyr_dspy.settings import Settings
 from freyr_dspy.tools import Tool, Toolbox
 
@@ -46,7 +47,7 @@ def make_toolbox(scenario: Scenario, naming: Naming = "topic") -> Toolbox:
 
 
 def _no_state(state: Any) -> str:
-    return "(none)"
+    return NO_STATE
 
 
 def make_domain(scenario: Scenario, naming: Naming = "topic") -> Domain:

@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from freyr_dspy.prompting.placeholders import NO_FEEDBACK
 from freyr_dspy.roles.parameters import (
     give_up_feedback,
     gives_up,
@@ -66,7 +67,7 @@ def call_until_exhausted(run: Run, tool_names: list[str], policy: CallPolicy) ->
     return []
 
 
-def parameters_inputs(run: Run, tool_text: str, feedback: str = "none") -> dict[str, str]:
+def parameters_inputs(run: Run, tool_text: str, feedback: str = NO_FEEDBACK) -> dict[str, str]:
     """The parameters role's inputs in ``run``, shown the tool as ``tool_text``."""
     return {
         "conversation": run.conversation,
@@ -165,7 +166,7 @@ class _Attempts:
     dropped: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     outcome: Outcome = field(default_factory=lambda: Outcome(ok=False, message="not attempted"))
-    feedback: str = "none"
+    feedback: str = NO_FEEDBACK
     gave_up: bool = False
     #: The tool has run at least once (a copied example refused is not a run).
     ran: bool = False
