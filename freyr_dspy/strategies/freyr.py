@@ -228,7 +228,9 @@ class Freyr(StrategyModule):
             the request (``freyr_dspy.strategies.grounding.unstated_required``); when no call
             is left, the ``chat`` role replies, and may ask for what is missing.
         split_calls: let the parameters role write several calls of any planned tool (at
-            most ``SPLIT_MOST``), not only of a tool the plan names more than once.
+            most ``SPLIT_MOST``), not only of a tool the plan names more than once; a call
+            beyond those the plan names is kept only when it differs from the others in
+            values the request states (``grounding.differs_by_stated_values``).
     """
 
     name = "freyr"

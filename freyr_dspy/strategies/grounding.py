@@ -45,6 +45,7 @@ from freyr_dspy.tools.schema import map_subschemas, subschemas
 __all__ = [
     "Evidence",
     "copied_examples",
+    "differs_by_stated_values",
     "echoed_error",
     "example_values",
     "examples_of",
@@ -169,6 +170,44 @@ def unstated_required(tool: Tool, arguments: Mapping[str, Any], evidence: Eviden
         if any(not _shares_a_word(text, evidence) for text in _texts(arguments[parameter.name])):
             unstated.append(parameter.name)
     return unstated
+
+
+def differs_by_stated_values(
+    call: Mapping[str, Any], others: list[dict[str, Any]], evidence: Evidence
+) -> bool:
+    """True when ``call`` differs from each of ``others`` only in values the evidence states.
+
+    A model allowed to write several calls of a tool for a request that asks for one
+    (``split_calls``) adds variants nobody asked for: ``replicas: 0`` beside the ``3`` asked,
+    the same search again with ``limit: 10``, the garden's sensor and then the kitchen's.
+    A call asked for differs from the others in something the user said ("in Oslo and in
+    Paris"). So against every other call, ``call`` must differ in at least one value, and
+    every value it differs in must be stated (dates and times count as stated: they are
+    derived from "Monday"). A flag, an empty value or a parameter left out is no
+    difference either way: a flag cannot be quoted, and leaving a value out asks for nothing.
+    """
+    return all(_stated_difference(call, other, evidence) for other in others)
+
+
+def _stated_difference(
+    call: Mapping[str, Any], other: Mapping[str, Any], evidence: Evidence
+) -> bool:
+    differing = [
+        value
+        for name, value in call.items()
+        if (name not in other or other[name] != value) and not _no_difference(value)
+    ]
+    return bool(differing) and all(_stated_or_derived(value, evidence) for value in differing)
+
+
+def _no_difference(value: Any) -> bool:
+    return isinstance(value, bool) or value is None or value in ("", [], {})
+
+
+def _stated_or_derived(value: Any, evidence: Evidence) -> bool:
+    if isinstance(value, str) and _DATE_OR_TIME.fullmatch(value.strip()):
+        return True
+    return evidence.states(value)
 
 
 def _shares_a_word(text: str, evidence: Evidence) -> bool:

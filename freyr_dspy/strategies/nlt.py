@@ -74,7 +74,8 @@ class Nlt(StrategyModule):
             that error lists for its kind (``freyr_dspy.strategies.retry.blame``).
         require_stated: do not make a call whose required text values share no word with
             the request (``freyr_dspy.strategies.grounding.unstated_required``).
-        split_calls: let the parameters role write several calls of any selected tool.
+        split_calls: let the parameters role write several calls of any selected tool (the
+            extra ones kept only when they differ in values the request states).
     """
 
     name = "nlt"

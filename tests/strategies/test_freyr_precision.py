@@ -227,6 +227,49 @@ def test_split_calls_lets_a_tool_named_once_be_called_for_each_thing_asked() -> 
     assert "at most 4" in filled.inputs["tool"]
 
 
+def test_split_calls_keeps_only_the_extra_calls_whose_differences_the_request_states() -> None:
+    prog, _ = program(
+        {
+            "intent": {"intents": ["weather"]},
+            "parameters": {
+                "arguments": {
+                    "calls": [
+                        {"city": "Oslo"},
+                        {"city": "Oslo", "unit": "fahrenheit"},  # nobody said fahrenheit
+                        {"city": "Bergen"},  # nor Bergen
+                        {"city": "Paris"},
+                    ]
+                }
+            },
+            "summary": {"reply": "done"},
+        },
+        split_calls=True,
+    )
+    result = prog(message="weather in Oslo and in Paris").result
+    assert [c.arguments for c in result.calls] == [{"city": "Oslo"}, {"city": "Paris"}]
+    one, _ = program(
+        {
+            "intent": {"intents": ["weather"]},
+            "parameters": {"arguments": {"calls": [{"city": "Oslo"}, {"city": "Rome"}]}},
+            "summary": {"reply": "done"},
+        },
+        split_calls=True,
+    )
+    assert [c.arguments for c in one(message="weather in Oslo").result.calls] == [{"city": "Oslo"}]
+
+
+def test_calls_the_plan_names_are_kept_without_the_split_guard() -> None:
+    prog, _ = program(
+        {
+            "intent": {"intents": ["weather", "weather"]},
+            "parameters": {"arguments": {"calls": [{"city": "Oslo"}, {"city": "Rome"}]}},
+            "summary": {"reply": "done"},
+        },
+    )
+    result = prog(message="weather in Oslo and somewhere warm").result
+    assert [c.arguments["city"] for c in result.calls] == ["Oslo", "Rome"]
+
+
 def test_require_stated_lets_a_copied_example_be_written_again_before_judging() -> None:
     def city(name: str) -> str:
         """Weather in a city.

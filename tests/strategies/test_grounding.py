@@ -8,7 +8,7 @@ import pytest
 
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel
-from freyr_dspy.strategies.grounding import Evidence, ground_arguments
+from freyr_dspy.strategies.grounding import Evidence, differs_by_stated_values, ground_arguments
 from freyr_dspy.testing import ScriptedLM, register_fake, unregister_fake
 from freyr_dspy.tools import Tool
 
@@ -164,3 +164,24 @@ def test_unstated_required_names_text_values_that_share_no_word_with_the_request
     assert unstated_required(tool, invented, evidence) == ["participants", "zone"]
     # a longer word may begin one of the request's: "India" for "Indian"
     assert unstated_required(tool, {"zone": "India"}, Evidence.of("an Indian passport")) == []
+
+
+@pytest.mark.parametrize(
+    ("call", "kept"),
+    [
+        ({"service": "auth", "replicas": 5}, True),  # 5 is stated
+        ({"service": "auth", "replicas": 0}, False),  # 0 is not
+        ({"service": "auth", "replicas": 3, "limit": 10}, False),  # the same call, plus 10
+        ({"service": "auth", "replicas": 3, "graceful": True}, False),  # a flag is no difference
+        ({"service": "auth"}, False),  # leaving a value out asks for nothing
+        ({"service": "auth", "replicas": 5, "region": "mars"}, False),  # 5, but also mars
+        ({"service": "auth", "replicas": 5, "date": "2026-05-04"}, True),  # dates are derived
+    ],
+)
+def test_an_extra_call_must_differ_from_the_others_only_in_stated_values(
+    call: dict[str, Any], kept: bool
+) -> None:
+    evidence = Evidence.of("scale auth to 3 replicas, and to 5 on Monday")
+    first = {"service": "auth", "replicas": 3}
+    assert differs_by_stated_values(call, [first], evidence) is kept
+    assert not differs_by_stated_values(first, [first], evidence)

@@ -21,6 +21,7 @@ from freyr_dspy.roles.parameters import (
 )
 from freyr_dspy.schemas import CallRecord, Outcome
 from freyr_dspy.strategies.grounding import (
+    differs_by_stated_values,
     echoed_error,
     tool_without_examples,
     unstated_required,
@@ -60,7 +61,7 @@ def call_until_exhausted(run: Run, tool_names: list[str], policy: CallPolicy) ->
     order = list(dict.fromkeys(tool_names))
     for index, name in enumerate(order):
         most = max(planned[name], SPLIT_MOST if policy.split_calls else 1)
-        several = fill_several(run, name, most) if most > 1 else [None]
+        several = fill_several(run, name, most, asked=planned[name]) if most > 1 else [None]
         for first in several:
             if call_with_retries(run, name, policy, first=first).exhausted:
                 return [n for n in tool_names if n in order[index + 1 :]]
@@ -89,7 +90,9 @@ def warm_parameters(run: Run, tool: Tool) -> None:
         run.call_role("parameters", contract=parameters_contract(tool), **inputs)
 
 
-def fill_several(run: Run, tool_name: str, most: int) -> list[dict[str, Any] | None]:
+def fill_several(
+    run: Run, tool_name: str, most: int, *, asked: int | None = None
+) -> list[dict[str, Any] | None]:
     """The arguments of each call of ``tool_name`` the message asks for (at most ``most``).
 
     One parameters call writes ``{"calls": [...]}``, an object per call, so every call
@@ -97,6 +100,10 @@ def fill_several(run: Run, tool_name: str, most: int) -> list[dict[str, Any] | N
     once. A backend that does not hold the model to the contract may answer with one
     call's arguments: that call is made once, and an answer with no call leaves the
     first call to be asked for alone (``[None]``).
+
+    ``asked``: how many calls the plan named (default ``most``). Calls beyond it are the
+    model's own split (``split_calls``), kept only when each differs from the calls before
+    it in values the request states (``differs_by_stated_values``).
     """
     tool = run.toolbox.get(tool_name)
     if not tool.parameters:
@@ -106,11 +113,16 @@ def fill_several(run: Run, tool_name: str, most: int) -> list[dict[str, Any] | N
     prediction = run.call_role("parameters", contract=several_calls_contract(tool, most), **inputs)
     written = prediction.arguments
     calls = written.get("calls") if set(written) == {"calls"} else [written]
-    distinct: list[dict[str, Any] | None] = []
+    planned = most if asked is None else asked
+    evidence = run.evidence()
+    kept: list[dict[str, Any]] = []
     for call in calls if isinstance(calls, list) else []:
-        if isinstance(call, dict) and call and call not in distinct:
-            distinct.append(call)
-    return distinct[:most] or [None]
+        if not isinstance(call, dict) or not call or call in kept:
+            continue
+        if len(kept) >= planned and not differs_by_stated_values(call, kept, evidence):
+            continue
+        kept.append(call)
+    return list(kept[:most]) or [None]
 
 
 def call_with_retries(
