@@ -65,8 +65,9 @@ REWORDED_SIGNATURES: dict[str, frozenset[str]] = {
     # Instructions on no-fit requests and repeated calls reworded (no field changed).
     "intent": frozenset({"94979756f690364e"}),
     "confirm": frozenset({"2a55270f75c03f84"}),
-    # Told not to claim an action no tool carried out (no field changed).
-    "chat": frozenset({"84ed0f84f008440e"}),
+    # Told not to claim an action no tool carried out, then not to invent live data or
+    # claim to be a person (no field changed).
+    "chat": frozenset({"84ed0f84f008440e", "fb35b322d570f07b"}),
 }
 
 

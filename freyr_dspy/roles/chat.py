@@ -18,6 +18,9 @@ class ChatSignature(dspy.Signature):
     Answer questions about the current state, ask for missing details, or make suggestions.
     No tool has run for this message: never say that anything was done, sent, booked or
     changed. If the message asks for an action, say plainly that you cannot do it.
+    You have no live information (rates, prices, scores, news, weather): never give such a
+    figure; say you cannot look it up. You are an AI assistant, a computer program: never
+    claim to be a person.
     """
 
     conversation: str = dspy.InputField(desc="earlier turns of the dialogue, oldest first")
