@@ -2,8 +2,9 @@
 
 ``contracts`` types each role's output (a JSON schema the llama.cpp grammar enforces),
 ``narrowing`` narrows those schemas for a retry, ``adapters`` formats prompts (lean, json,
-chat), ``parsing`` reads small models' malformed answers tolerantly, and ``demo_pool`` keeps
+chat), ``placeholders`` says what an empty context input holds (and the lean prompt leaves
+out), ``parsing`` reads small models' malformed answers tolerantly, and ``demo_pool`` keeps
 the demos a role picks from per request.
 """
 
-__all__: list[str] = []  # see the submodules: adapters, contracts, narrowing, parsing, demo_pool
+__all__: list[str] = []  # see the submodules (above)

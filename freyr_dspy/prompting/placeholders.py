@@ -2,9 +2,9 @@
 
 A role's signature has context inputs (earlier turns, the application's state, a failed
 attempt's error, the observations so far) that are often empty. The program fills each with
-one placeholder from here, and the lean adapter leaves an input out of the prompt when it
-holds only its placeholder (``freyr_dspy.prompting.adapters.says_nothing``): the model learns
-nothing from "(none)", and ~8 tokens each were evaluated again on every call. Producers and
+one placeholder from here, and the lean adapter (``freyr_dspy.prompting.adapters``) leaves
+an input out of the prompt when ``says_nothing`` finds only its placeholder in it: the model
+learns nothing from "(none)", and ~8 tokens each were evaluated again on every call. Producers and
 the adapter read the same table, so a placeholder cannot drift from what the adapter drops.
 """
 
