@@ -23,12 +23,9 @@ import logging
 import time
 from typing import Any
 
-import dspy
-
-from freyr_dspy.prompting.contracts import Contract, with_contract
-from freyr_dspy.prompting.demo_pool import demos_for
+from freyr_dspy.prompting.contracts import Contract
 from freyr_dspy.prompting.parsing import CONVERSATION
-from freyr_dspy.schemas import RoleUsage
+from freyr_dspy.strategies.likelihood import role_messages, role_scorer, scoring_usage
 from freyr_dspy.strategies.run import Run
 
 __all__ = ["BIAS_WEIGHT", "CONTENT_FREE_MESSAGE", "calibrated_first_tool"]
@@ -57,23 +54,21 @@ def calibrated_first_tool(
     if not intents or intents[0] == CONVERSATION or len(names) < 2 or _prefix_named(names):
         return intents
     role = run.program.role("intent")
-    scorer = _scorer_of(role)
-    adapter = dspy.settings.adapter
-    # The answer starts with _ANSWER_LEAD only under the JSON adapters (lean, json).
-    json_answer = isinstance(adapter, dspy.JSONAdapter) and hasattr(adapter, "format_for")
-    if scorer is None or not json_answer:
+    scorer = role_scorer(role)
+    if scorer is None:
         return intents
     started = time.perf_counter()
     continuations = [_ANSWER_LEAD + name for name in names]
     free_inputs = {**inputs, "message": CONTENT_FREE_MESSAGE}
     scored = [
-        scorer(_messages(role, contract, call_inputs), continuations)
+        scorer(role_messages(role, contract, call_inputs), continuations)
         for call_inputs in (inputs, free_inputs)
     ]
-    if any(scores is None for scores in scored):
-        return intents
     with_message, content_free = scored
-    run.add_usage("intent", _usage(scored, time.perf_counter() - started))
+    if with_message is None or content_free is None:
+        return intents
+    seconds = time.perf_counter() - started
+    run.add_usage("intent", scoring_usage([with_message, content_free], seconds))
     calibrated = {
         name: given - BIAS_WEIGHT * prior
         for name, given, prior in zip(
@@ -86,25 +81,6 @@ def calibrated_first_tool(
     return [best, *intents[1:]]
 
 
-def _scorer_of(role: dspy.Module) -> Any:
-    """The role's model's ``score_continuations``, if its engine has one."""
-    return getattr(getattr(_lm_of(role), "engine", None), "score_continuations", None)
-
-
-def _messages(role: Any, contract: Contract, inputs: dict[str, Any]) -> list[dict[str, Any]]:
-    """The chat messages the role sends for ``inputs``, formatted by the current adapter."""
-    predict = role.predict
-    signature = with_contract(predict.signature, contract)
-    messages: list[dict[str, Any]] = dspy.settings.adapter.format_for(
-        _lm_of(role), signature, demos_for(predict, inputs), inputs
-    )
-    return messages
-
-
-def _lm_of(role: dspy.Module) -> Any:
-    return next((p.lm for p in role.predictors() if p.lm is not None), None) or dspy.settings.lm
-
-
 def _prefix_named(names: list[str]) -> bool:
     """Whether a name starts another (``math``, ``math.hypot``).
 
@@ -112,14 +88,3 @@ def _prefix_named(names: list[str]) -> bool:
     scored.
     """
     return any(a != b and b.startswith(a) for a in names for b in names)
-
-
-def _usage(scored: list[Any], seconds: float) -> RoleUsage:
-    sent = sum(s.prompt_tokens for s in scored)
-    evaluated = sum(s.evaluated for s in scored)
-    return RoleUsage(
-        lm_calls=len(scored),
-        input_tokens=sent,
-        cached_input_tokens=max(sent - evaluated, 0),
-        seconds=seconds,
-    )

@@ -23,6 +23,7 @@ from freyr_dspy.strategies.calibration import calibrated_first_tool
 from freyr_dspy.strategies.policies import CallPolicy, PlanningPolicy, changed_settings
 from freyr_dspy.strategies.retry.loop import call_until_exhausted, warm_parameters
 from freyr_dspy.strategies.run import Run, has_lm
+from freyr_dspy.strategies.scored_confirm import scored_verdicts
 from freyr_dspy.strategies.steps import (
     Selection,
     after_calls,
@@ -102,19 +103,25 @@ def copies_catalog(intents: list[str], catalog: list[str]) -> bool:
     return len(tools) >= 3 and 2 * len(tools) >= len(catalog) and in_catalog_order
 
 
-def confirm_intents(run: Run, intents: list[str], *, abstain: bool = False) -> list[str]:
+def confirm_intents(
+    run: Run, intents: list[str], *, abstain: bool = False, scored: bool = False
+) -> list[str]:
     """Keep the planned tools the ``confirm`` role judges the message to ask for.
 
     Asked when the plan names two different tools or more, and with ``abstain`` for a plan
     of one tool too: a plan it rejects entirely is answered in words. Without ``abstain`` a
     single tool (or one tool repeated) is the intent role's whole answer. Strategies without
-    the ``confirm`` role keep the plan as it is.
+    the ``confirm`` role keep the plan as it is. With ``scored`` the verdicts are read from the
+    model's likelihoods where it can score (``scored_confirm``), else written as usual.
     """
     tools = list(dict.fromkeys(name for name in intents if name != CONVERSATION))
     fewest = 1 if abstain else 2
     if len(tools) < fewest or "confirm" not in run.program.role_names:
         return intents
     _check_with_the_planners_model(run)
+    if scored and (verdicts := scored_verdicts(run, tools)) is not None:
+        run.intents = confirmed(intents, verdicts)
+        return run.intents
     prediction = run.call_role(
         "confirm",
         contract=confirm_contract(tools),
@@ -171,7 +178,7 @@ def replanned(
         new_intents, _ = recognise_intents(
             run, calibrate=planning.calibrate, conversation=conversation, require_tool=True
         )
-        new_intents = confirm_intents(run, new_intents)
+        new_intents = confirm_intents(run, new_intents, scored=planning.scored_confirm)
     new_tools = [name for name in new_intents if name != CONVERSATION]
     if not new_tools:
         return after_calls(run, intents, skipped=skipped, respond=respond)
@@ -224,6 +231,10 @@ class Freyr(StrategyModule):
         abstain: check a plan of one tool with the ``confirm`` role too, so a request no
             offered tool can carry out gets a reply in words and no call (``confirm_intents``).
             Needs ``confirm``.
+        scored_confirm: read the ``confirm`` role's verdicts from the model's likelihood of
+            ``true`` against ``false`` for each planned tool, keeping a tool only when ``true``
+            is clearly likelier (``freyr_dspy.strategies.scored_confirm``); in-process
+            llama.cpp models only, others write their verdicts as usual. Needs ``confirm``.
         require_stated: do not make a call whose required text values share no word with
             the request (``freyr_dspy.strategies.grounding.unstated_required``); when no call
             is left, the ``chat`` role replies, and may ask for what is missing.
@@ -249,8 +260,9 @@ class Freyr(StrategyModule):
         abstain: bool = False,
         require_stated: bool = False,
         split_calls: bool = False,
+        scored_confirm: bool = False,
     ) -> None:
-        self.planning = PlanningPolicy(confirm, calibrate, replan, abstain)
+        self.planning = PlanningPolicy(confirm, calibrate, replan, abstain, scored_confirm)
         self.calling = CallPolicy(exclude_blamed, choose_listed, require_stated, split_calls)
         roles = ("intent", "confirm", "parameters", "summary", "chat")
         super().__init__(roles if confirm else tuple(r for r in roles if r != "confirm"))
@@ -272,7 +284,10 @@ class Freyr(StrategyModule):
     def select(self, run: Run) -> Selection:
         """Plan the calls (the intent role), checked by the confirm role where it is held."""
         intents, unknown = recognise_intents(run, calibrate=self.planning.calibrate)
-        intents = confirm_intents(run, intents, abstain=self.planning.abstain)
+        planning = self.planning
+        intents = confirm_intents(
+            run, intents, abstain=planning.abstain, scored=planning.scored_confirm
+        )
         return Selection(intents, unknown, unknown_tools_failure("intent", unknown))
 
     def act(self, run: Run, selection: Selection, *, respond: bool = True) -> Result:

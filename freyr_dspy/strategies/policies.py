@@ -27,16 +27,19 @@ class PlanningPolicy:
         calibrate: re-choose the plan's first tool by calibrated likelihood.
         replan: plan once more when the plan's first call fails every attempt.
         abstain: check a plan of one tool with ``confirm`` too (needs ``confirm``).
+        scored_confirm: read ``confirm``'s verdicts from scored likelihoods, with a margin.
     """
 
     confirm: bool = True
     calibrate: bool = False
     replan: bool = False
     abstain: bool = False
+    scored_confirm: bool = False
 
     def __post_init__(self) -> None:
-        if self.abstain and not self.confirm:
-            raise ConfigError("freyr: abstain checks plans with the confirm role; keep confirm")
+        for name in ("abstain", "scored_confirm"):
+            if getattr(self, name) and not self.confirm:
+                raise ConfigError(f"freyr: {name} checks plans with the confirm role; keep confirm")
 
 
 @dataclass(frozen=True)
