@@ -96,6 +96,11 @@ def _evaluate_prefix(llama: Any, prefix: list[int]) -> int:
     llama.n_tokens = min(reused, len(prefix) - 1)
     todo = prefix[llama.n_tokens :]
     llama.eval(todo)
+    if llama.cache is not None and len(todo) > 1:
+        # NOTE: saved as a completion's prompt is, so that the next prompt starting the same way
+        # (a role's instructions, asked about another request) is not evaluated again: a role
+        # that is only ever scored (confirm, with scored verdicts) had nothing saved otherwise.
+        llama.cache[prefix] = llama.save_state()
     return len(todo)
 
 
