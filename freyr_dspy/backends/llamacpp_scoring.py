@@ -87,7 +87,11 @@ def _evaluate_prefix(llama: Any, prefix: list[int]) -> int:
         except KeyError:
             saved = None
         if saved is not None:
-            restored = llama.longest_token_prefix(saved.input_ids.tolist(), prefix)
+            # NOTE: a state's input_ids is the whole context buffer; only its first n_tokens
+            # are in its KV cache. Counting the stale tokens after them restored positions the
+            # state does not hold, and llama_decode refused the next batch (returned -1).
+            held = saved.input_ids[: saved.n_tokens].tolist()
+            restored = llama.longest_token_prefix(held, prefix)
             if restored > reused:
                 llama.load_state(saved)
                 reused = restored
