@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pytest
 
 from freyr_dspy.backends.llamacpp_scoring import ContinuationScores
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.schemas import RoleModel
 from freyr_dspy.strategies import make_strategy
 from freyr_dspy.strategies.calibration import BIAS_WEIGHT, CONTENT_FREE_MESSAGE
 from freyr_dspy.strategies.freyr import Freyr
-from freyr_dspy.testing import Answer, ScriptedLM, register_fake, unregister_fake
+from freyr_dspy.testing import Answer, ScriptedLM
 
 LEAD = '{"intents": ["'
 MESSAGE = "Tick off buy milk"
@@ -48,22 +47,13 @@ class ScoringLM(ScriptedLM):
 
 
 @pytest.fixture
-def program() -> Iterator[Any]:
+def program(freyr_on_fake: Callable[..., FreyrProgram]) -> Callable[..., FreyrProgram]:
     """Build a todo program with ``Freyr(calibrate=...)`` over one fake for every role."""
-    names: list[str] = []
 
     def make(engine: ScriptedLM, calibrate: bool = True) -> FreyrProgram:
-        prog = FreyrProgram("todo", strategy=Freyr(calibrate=calibrate))
-        name = f"calib_{id(engine)}"
-        register_fake(name, engine)
-        names.append(name)
-        return prog.apply_assignment(
-            dict.fromkeys(prog.role_names, RoleModel(model=f"fake/{name}"))
-        )
+        return freyr_on_fake(engine, calibrate=calibrate)
 
-    yield make
-    for name in names:
-        unregister_fake(name)
+    return make
 
 
 SCRIPT: dict[str, dict[str, Answer]] = {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -11,11 +11,10 @@ import pytest
 from freyr_dspy.backends.llamacpp_scoring import ContinuationScores
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.schemas import RoleModel
 from freyr_dspy.strategies import make_strategy, parse_label
 from freyr_dspy.strategies.freyr import Freyr
 from freyr_dspy.strategies.scored_confirm import CONFIRM_MARGIN
-from freyr_dspy.testing import Answer, ScriptedLM, register_fake, unregister_fake
+from freyr_dspy.testing import Answer, ScriptedLM
 
 MESSAGE = "Add buy milk to my list"
 SCRIPT: dict[str, dict[str, Answer]] = {
@@ -49,22 +48,9 @@ class VerdictScoringLM(ScriptedLM):
 
 
 @pytest.fixture
-def program() -> Iterator[Any]:
+def program(freyr_on_fake: Callable[..., FreyrProgram]) -> Callable[..., FreyrProgram]:
     """Build a todo program with the given FREYR settings over one fake for every role."""
-    names: list[str] = []
-
-    def make(engine: ScriptedLM, **settings: bool) -> FreyrProgram:
-        prog = FreyrProgram("todo", strategy=Freyr(**settings))
-        name = f"scored_{id(engine)}"
-        register_fake(name, engine)
-        names.append(name)
-        return prog.apply_assignment(
-            dict.fromkeys(prog.role_names, RoleModel(model=f"fake/{name}"))
-        )
-
-    yield make
-    for name in names:
-        unregister_fake(name)
+    return freyr_on_fake
 
 
 def test_a_planned_tool_is_kept_only_when_true_is_clearly_likelier(program: Any) -> None:
