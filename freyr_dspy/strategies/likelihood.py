@@ -18,6 +18,7 @@ import dspy
 from freyr_dspy.prompting.contracts import Contract, with_contract
 from freyr_dspy.prompting.demo_pool import demos_for
 from freyr_dspy.schemas import RoleUsage
+from freyr_dspy.strategies.run import lm_of
 
 __all__ = ["Scorer", "Scores", "role_messages", "role_scorer", "scoring_usage"]
 
@@ -44,7 +45,7 @@ def role_scorer(role: dspy.Module) -> Scorer | None:
     """
     adapter = dspy.settings.adapter
     json_answer = isinstance(adapter, dspy.JSONAdapter) and hasattr(adapter, "format_for")
-    scorer = getattr(getattr(_lm_of(role), "engine", None), "score_continuations", None)
+    scorer = getattr(getattr(lm_of(role), "engine", None), "score_continuations", None)
     return scorer if json_answer and callable(scorer) else None
 
 
@@ -53,7 +54,7 @@ def role_messages(role: Any, contract: Contract, inputs: dict[str, Any]) -> list
     predict = role.predict
     signature = with_contract(predict.signature, contract)
     messages: list[dict[str, Any]] = dspy.settings.adapter.format_for(
-        _lm_of(role), signature, demos_for(predict, inputs), inputs
+        lm_of(role), signature, demos_for(predict, inputs), inputs
     )
     return messages
 
@@ -68,7 +69,3 @@ def scoring_usage(scored: Sequence[Scores], seconds: float) -> RoleUsage:
         cached_input_tokens=max(sent - evaluated, 0),
         seconds=seconds,
     )
-
-
-def _lm_of(role: dspy.Module) -> Any:
-    return next((p.lm for p in role.predictors() if p.lm is not None), None) or dspy.settings.lm

@@ -30,7 +30,7 @@ from freyr_dspy.roles.base import Role
 from freyr_dspy.schemas import CallRecord, Failure, Outcome, Result
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies.base import StrategyModule
-from freyr_dspy.strategies.run import ModelFailure, Run
+from freyr_dspy.strategies.run import ModelFailure, Run, lm_of
 from freyr_dspy.tools import Tool
 from freyr_dspy.tools.schema import inline_refs
 
@@ -173,7 +173,7 @@ def check_tool_support(run: Run) -> None:
         ToolUnsupportedError: naming the model and what to use instead.
     """
     module = run.program.role(ROLE)
-    lm = next((p.lm for p in module.predictors() if p.lm is not None), None) or dspy.settings.lm
+    lm = lm_of(module)
     if lm is not None and not lm.supports_function_calling:
         raise ToolUnsupportedError(
             "the model has no native tool calling (according to its backend); use a strategy "

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from freyr_dspy.schemas import RoleModel
     from freyr_dspy.tools import CatalogLevel
 
-__all__ = ["ModelFailure", "ProgramView", "Run", "has_lm"]
+__all__ = ["ModelFailure", "ProgramView", "Run", "has_lm", "lm_of"]
 
 
 class ProgramView(Protocol):
@@ -226,6 +226,11 @@ class Run:
         return "\n".join(
             f"- {c.tool}({_args_text(c.arguments)}): {c.outcome.render()}" for c in self.calls
         )
+
+
+def lm_of(module: dspy.Module) -> Any:
+    """The LM a module's calls go to: its first predictor's that has one, else DSPy's own."""
+    return next((p.lm for p in module.predictors() if p.lm is not None), None) or dspy.settings.lm
 
 
 def has_lm(module: dspy.Module) -> bool:
