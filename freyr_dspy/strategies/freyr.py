@@ -23,7 +23,7 @@ from freyr_dspy.strategies.calibration import calibrated_first_tool
 from freyr_dspy.strategies.policies import CallPolicy, PlanningPolicy, changed_settings
 from freyr_dspy.strategies.retry.loop import call_until_exhausted, warm_parameters
 from freyr_dspy.strategies.run import Run, has_lm
-from freyr_dspy.strategies.scored_confirm import scored_verdicts
+from freyr_dspy.strategies.scored_confirm import confirm_inputs, scored_verdicts
 from freyr_dspy.strategies.steps import (
     Selection,
     after_calls,
@@ -123,11 +123,7 @@ def confirm_intents(
         run.intents = confirmed(intents, verdicts)
         return run.intents
     prediction = run.call_role(
-        "confirm",
-        contract=confirm_contract(tools),
-        tools=run.toolbox.subset(names=tools).catalog("brief"),
-        conversation=run.conversation,
-        message=run.message,
+        "confirm", contract=confirm_contract(tools), **confirm_inputs(run, tools)
     )
     run.intents = confirmed(intents, prediction.asked)
     return run.intents

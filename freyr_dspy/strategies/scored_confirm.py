@@ -24,7 +24,7 @@ from freyr_dspy.roles.confirm import confirm_contract
 from freyr_dspy.strategies.likelihood import Scores, role_messages, role_scorer, scoring_usage
 from freyr_dspy.strategies.run import Run
 
-__all__ = ["CONFIRM_MARGIN", "scored_verdicts"]
+__all__ = ["CONFIRM_MARGIN", "confirm_inputs", "scored_verdicts"]
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +34,15 @@ logger = logging.getLogger(__name__)
 #: sets right for 73 of 91 with written verdicts; scored, 69 at margin 0, 73 at 0.5, 76 at 1.0,
 #: 76 at 1.5, 74 at 2.0.
 CONFIRM_MARGIN = 1.0
+
+
+def confirm_inputs(run: Run, tools: list[str]) -> dict[str, str]:
+    """The ``confirm`` role's inputs for a plan of ``tools``, written or scored alike."""
+    return {
+        "tools": run.toolbox.subset(names=tools).catalog("brief"),
+        "conversation": run.conversation,
+        "message": run.message,
+    }
 
 
 def scored_verdicts(
@@ -50,12 +59,7 @@ def scored_verdicts(
     if scorer is None:
         return None
     started = time.perf_counter()
-    inputs = {
-        "tools": run.toolbox.subset(names=tools).catalog("brief"),
-        "conversation": run.conversation,
-        "message": run.message,
-    }
-    messages = role_messages(role, confirm_contract(tools), inputs)
+    messages = role_messages(role, confirm_contract(tools), confirm_inputs(run, tools))
     verdicts: dict[str, bool] = {}
     scored: list[Scores] = []
     answer = '{"asked": {'
