@@ -8,7 +8,8 @@ call fails after every retry is planned once more without that tool, the failure
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -38,6 +39,7 @@ __all__ = [
     "catalog_without",
     "confirm_intents",
     "copies_catalog",
+    "freed_slots",
     "recognise_intents",
     "replan_note",
     "replanned",
@@ -144,6 +146,27 @@ def _check_with_the_planners_model(run: Run) -> None:
             program.assignment["confirm"] = program.assignment["intent"]
 
 
+def freed_slots(plan: Sequence[str], kept: Sequence[str]) -> Counter[str]:
+    """Give each planned entry the check dropped to the kept tool planned nearest before it.
+
+    Asked for two things of one tool ("reply 'Approved' to msg-1001 and 'Rejected' to
+    msg-1002"), Qwen 1.5B often plans the tool once and fills the second entry with a related
+    tool (``reply_email, search_inbox``) that ``confirm`` then drops: the entry counted a thing
+    asked, only its tool was wrong. Each dropped entry becomes a spare call of the kept tool
+    before it (after it, when none is before), which ``fill_several`` keeps only if it differs
+    from the other calls in values the request states. A plan dropped whole frees nothing.
+    """
+    tools = set(kept) - {CONVERSATION}
+    spare: Counter[str] = Counter()
+    for index, name in enumerate(plan):
+        if not tools or name in tools or name == CONVERSATION:
+            continue
+        before = [n for n in reversed(plan[:index]) if n in tools]
+        after = [n for n in plan[index + 1 :] if n in tools]
+        spare[(before or after)[0]] += 1
+    return spare
+
+
 def replanned(
     run: Run,
     intents: list[str],
@@ -171,15 +194,16 @@ def replanned(
         return after_calls(run, intents, skipped=skipped, respond=respond)
     conversation = replan_note(run.conversation, failed.tool, failed.outcome.message)
     with catalog_without(run, failed.tool):
-        new_intents, _ = recognise_intents(
+        planned, _ = recognise_intents(
             run, calibrate=planning.calibrate, conversation=conversation, require_tool=True
         )
-        new_intents = confirm_intents(run, new_intents, scored=planning.scored_confirm)
+        new_intents = confirm_intents(run, planned, scored=planning.scored_confirm)
     new_tools = [name for name in new_intents if name != CONVERSATION]
     if not new_tools:
         return after_calls(run, intents, skipped=skipped, respond=respond)
     first_call = len(run.calls)
-    new_skipped = call_until_exhausted(run, new_tools, calling)
+    spare = freed_slots(planned, new_intents) if planning.refill else Counter()
+    new_skipped = call_until_exhausted(run, new_tools, calling, spare)
     return after_calls(
         run, new_intents, skipped=new_skipped, respond=respond, first_call=first_call
     )
@@ -231,6 +255,9 @@ class Freyr(StrategyModule):
             ``true`` against ``false`` for each planned tool, keeping a tool only when ``true``
             is clearly likelier (``freyr_dspy.strategies.scored_confirm``); in-process
             llama.cpp models only, others write their verdicts as usual. Needs ``confirm``.
+        refill: a planned entry whose tool ``confirm`` drops may become one more call of the
+            kept tool planned before it, made only when it differs from that tool's other
+            calls in values the request states (``freed_slots``). Needs ``confirm``.
         require_stated: do not make a call whose required text values share no word with
             the request (``freyr_dspy.strategies.grounding.unstated_required``); when no call
             is left, the ``chat`` role replies, and may ask for what is missing.
@@ -257,8 +284,9 @@ class Freyr(StrategyModule):
         require_stated: bool = False,
         split_calls: bool = False,
         scored_confirm: bool = False,
+        refill: bool = False,
     ) -> None:
-        self.planning = PlanningPolicy(confirm, calibrate, replan, abstain, scored_confirm)
+        self.planning = PlanningPolicy(confirm, calibrate, replan, abstain, scored_confirm, refill)
         self.calling = CallPolicy(exclude_blamed, choose_listed, require_stated, split_calls)
         roles = ("intent", "confirm", "parameters", "summary", "chat")
         super().__init__(roles if confirm else tuple(r for r in roles if r != "confirm"))
@@ -279,12 +307,13 @@ class Freyr(StrategyModule):
 
     def select(self, run: Run) -> Selection:
         """Plan the calls (the intent role), checked by the confirm role where it is held."""
-        intents, unknown = recognise_intents(run, calibrate=self.planning.calibrate)
+        planned, unknown = recognise_intents(run, calibrate=self.planning.calibrate)
         planning = self.planning
         intents = confirm_intents(
-            run, intents, abstain=planning.abstain, scored=planning.scored_confirm
+            run, planned, abstain=planning.abstain, scored=planning.scored_confirm
         )
-        return Selection(intents, unknown, unknown_tools_failure("intent", unknown))
+        spare = freed_slots(planned, intents) if planning.refill else Counter()
+        return Selection(intents, unknown, unknown_tools_failure("intent", unknown), spare)
 
     def act(self, run: Run, selection: Selection, *, respond: bool = True) -> Result:
         """Make the planned calls with retries, then reply (``respond=False``: no reply).
@@ -295,7 +324,7 @@ class Freyr(StrategyModule):
         intents, tools = selection.plan, selection.tools
         if not tools:
             return without_tools(run, intents, selection.failure, respond=respond)
-        skipped = call_until_exhausted(run, tools, self.calling)
+        skipped = call_until_exhausted(run, tools, self.calling, selection.spare)
         if run.calls and all(call.never_made for call in run.calls):
             return without_tools(run, intents, respond=respond)
         if self.planning.replan and run.calls and run.calls[0].exhausted:

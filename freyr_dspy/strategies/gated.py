@@ -148,7 +148,7 @@ class Gated(StrategyModule):
         if selection is None:
             return without_tools(run, [], respond=self.respond)
         # The gate records the tools chosen, without FREYR's "conversation" entries.
-        chosen = Selection(selection.tools, selection.unknown, selection.failure)
+        chosen = Selection(selection.tools, selection.unknown, selection.failure, selection.spare)
         run.intents = list(chosen.tools)
         return inner.act(run, chosen, respond=self.respond)
 

@@ -28,6 +28,8 @@ class PlanningPolicy:
         replan: plan once more when the plan's first call fails every attempt.
         abstain: check a plan of one tool with ``confirm`` too (needs ``confirm``).
         scored_confirm: read ``confirm``'s verdicts from scored likelihoods, with a margin.
+        refill: a planned entry ``confirm`` drops may become one more call of the kept tool
+            planned before it, kept only when it differs in values the request states.
     """
 
     confirm: bool = True
@@ -35,9 +37,10 @@ class PlanningPolicy:
     replan: bool = False
     abstain: bool = False
     scored_confirm: bool = False
+    refill: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("abstain", "scored_confirm"):
+        for name in ("abstain", "scored_confirm", "refill"):
             if getattr(self, name) and not self.confirm:
                 raise ConfigError(f"freyr: {name} checks plans with the confirm role; keep confirm")
 

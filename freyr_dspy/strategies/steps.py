@@ -9,7 +9,8 @@ called (``without_tools``), ``summarise`` the outcomes otherwise (``after_calls`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from freyr_dspy.prompting.parsing import CONVERSATION
 from freyr_dspy.schemas import Failure, Result
@@ -32,12 +33,15 @@ class Selection:
 
     ``plan`` may hold ``conversation`` (FREYR's "no tool"); ``tools`` is the plan without it.
     ``failure`` explains a plan with no tool in it (a selection that could not be read, or one
-    that named only unknown tools).
+    that named only unknown tools). ``spare`` counts, per planned tool, the calls it may get
+    beyond those the plan names, each kept only when the request states what sets it apart
+    (``Freyr(refill=True)``: the entries the plan check dropped).
     """
 
     plan: list[str]
     unknown: list[str]
     failure: Failure | None = None
+    spare: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def tools(self) -> list[str]:

@@ -11,6 +11,7 @@ from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.roles.parameters import several_calls_contract
 from freyr_dspy.strategies import make_strategy
+from freyr_dspy.strategies.freyr import freed_slots
 from freyr_dspy.strategies.gated import Gated
 from freyr_dspy.testing import FakeCall, FunctionLM
 from freyr_dspy.tools import Tool, Toolbox
@@ -347,3 +348,121 @@ def test_a_replanned_request_inside_a_gate_that_writes_no_reply_writes_none() ->
     assert (result.reply, result.calls[0].exhausted) == ("", True)
     assert engine.roles_called() == ["intent", "parameters", "intent"]  # no summary
     assert result.failure is not None and result.failure.kind == "retries"
+
+
+def mail_box() -> Toolbox:
+    """Two related mail tools: replying to a message, searching the inbox."""
+
+    def reply_email(message_id: str, body: str) -> str:
+        """Reply to one email.
+
+        Args:
+            message_id: the email's id.
+            body: the reply's text.
+        """
+        return f"replied to {message_id}"
+
+    def search_inbox(query: str) -> str:
+        """Search the inbox.
+
+        Args:
+            query: words to look for.
+        """
+        return f"found mail about {query}"
+
+    return Toolbox([Tool.from_function(reply_email), Tool.from_function(search_inbox)])
+
+
+def mail_program(answers: dict[str, Any], **settings: Any) -> tuple[FreyrProgram, FunctionLM]:
+    """``program`` over the mail tools: a plan of a reply and a search the check rejects."""
+
+    def answer(call: FakeCall) -> Any:
+        value = answers.get(call.role)
+        return value(call) if callable(value) else value
+
+    engine = FunctionLM(answer)
+    prog = FreyrProgram(toolbox=mail_box(), strategy=make_strategy("freyr", **settings))
+    prog.set_lm(dspy.LM("fake/refill", engine=engine, cache=False))
+    return prog, engine
+
+
+TWO_REPLIES = "Reply 'Approved' to msg-1001 and 'Rejected' to msg-1002."
+REPLY_THEN_SEARCH = {
+    "intent": {"intents": ["reply_email", "search_inbox"]},
+    "confirm": {"asked": {"reply_email": True, "search_inbox": False}},
+    "summary": {"reply": "done"},
+}
+
+
+def test_refill_turns_an_entry_the_check_dropped_into_a_call_of_the_tool_before_it() -> None:
+    first = {"message_id": "msg-1001", "body": "Approved"}
+    second = {"message_id": "msg-1002", "body": "Rejected"}
+
+    def parameters(call: FakeCall) -> dict[str, Any]:
+        several = "at most 2" in call.inputs["tool"]
+        return {"arguments": {"calls": [first, second]} if several else first}
+
+    answers = {**REPLY_THEN_SEARCH, "parameters": parameters}
+    plain, _ = mail_program(answers)
+    assert [c.arguments for c in plain(message=TWO_REPLIES).result.calls] == [first]
+
+    prog, engine = mail_program(answers, refill=True)
+    result = prog(message=TWO_REPLIES).result
+    assert [(c.tool, c.arguments) for c in result.calls] == [
+        ("reply_email", first),
+        ("reply_email", second),
+    ]
+    assert result.intents == ["reply_email"]
+    assert len([c for c in engine.calls if c.role == "parameters"]) == 1
+
+
+def test_a_refilled_call_the_request_does_not_set_apart_is_not_made() -> None:
+    # the second reply differs only in a body nobody wrote
+    invented = {
+        "calls": [
+            {"message_id": "msg-1001", "body": "Approved"},
+            {"message_id": "msg-1001", "body": "Thanks for your patience"},
+        ]
+    }
+    prog, _ = mail_program(
+        {**REPLY_THEN_SEARCH, "parameters": {"arguments": invented}}, refill=True
+    )
+    result = prog(message="Reply 'Approved' to msg-1001.").result
+    assert [c.arguments for c in result.calls] == [{"message_id": "msg-1001", "body": "Approved"}]
+
+
+def test_refill_gives_nothing_when_the_check_drops_the_whole_plan() -> None:
+    prog, engine = mail_program(
+        {
+            "intent": {"intents": ["reply_email", "search_inbox"]},
+            "confirm": {"asked": {"reply_email": False, "search_inbox": False}},
+            "chat": {"reply": "I cannot do that."},
+        },
+        refill=True,
+    )
+    result = prog(message="Print my last email.").result
+    assert (result.calls, result.reply) == ([], "I cannot do that.")
+    assert "parameters" not in engine.roles_called()
+
+
+@pytest.mark.parametrize(
+    ("plan", "kept", "spare"),
+    [
+        (["a", "b"], ["a"], {"a": 1}),
+        (["a", "b", "c"], ["a"], {"a": 2}),
+        (["b", "a"], ["a"], {"a": 1}),  # nothing kept before: the tool after it
+        (["a", "b", "c", "d"], ["a", "c"], {"a": 1, "c": 1}),
+        (["a", "a"], ["a", "a"], {}),
+        (["a", "b"], [], {}),
+        (["conversation", "a"], ["conversation", "a"], {}),
+    ],
+)
+def test_freed_slots_go_to_the_nearest_kept_tool_before(
+    plan: list[str], kept: list[str], spare: dict[str, int]
+) -> None:
+    assert dict(freed_slots(plan, kept)) == spare
+
+
+def test_refill_needs_confirm() -> None:
+    with pytest.raises(ConfigError, match="refill"):
+        make_strategy("freyr", confirm=False, refill=True)

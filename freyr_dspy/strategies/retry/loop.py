@@ -8,6 +8,7 @@ goes through ``call_until_exhausted``, so the policy's switches work for each of
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +45,12 @@ __all__ = [
 SPLIT_MOST = 4
 
 
-def call_until_exhausted(run: Run, tool_names: list[str], policy: CallPolicy) -> list[str]:
+def call_until_exhausted(
+    run: Run,
+    tool_names: list[str],
+    policy: CallPolicy,
+    spare: Mapping[str, int] | None = None,
+) -> list[str]:
     """Call each tool in order with retries; stop at the first that exhausts them.
 
     FREYR stops there (LLMaker spec 4.2): later calls usually build on the failed one, and
@@ -55,12 +61,16 @@ def call_until_exhausted(run: Run, tool_names: list[str], policy: CallPolicy) ->
     written at once, where its first entry stands (``fill_several``): asked for each
     entry alone, Qwen 1.5B wrote the same arguments every time. With ``split_calls``
     every planned tool is filled that way, for models that name a tool once whatever
-    the message asks of it. Returns the names never attempted.
+    the message asks of it; ``spare[name]`` more calls of a tool may be written too (the
+    plan's dropped entries, ``Freyr(refill=True)``). Calls beyond those planned are kept only
+    when they differ in values the request states. Returns the names never attempted.
     """
     planned = Counter(tool_names)
+    spare = spare or {}
     order = list(dict.fromkeys(tool_names))
     for index, name in enumerate(order):
-        most = max(planned[name], SPLIT_MOST if policy.split_calls else 1)
+        split = SPLIT_MOST if policy.split_calls else 1
+        most = max(planned[name] + spare.get(name, 0), split)
         several = fill_several(run, name, most, asked=planned[name]) if most > 1 else [None]
         for first in several:
             if call_with_retries(run, name, policy, first=first).exhausted:
