@@ -158,8 +158,10 @@ def freed_slots(plan: Sequence[str], kept: Sequence[str]) -> Counter[str]:
     """
     tools = set(kept) - {CONVERSATION}
     spare: Counter[str] = Counter()
+    if not tools:
+        return spare
     for index, name in enumerate(plan):
-        if not tools or name in tools or name == CONVERSATION:
+        if name in tools or name == CONVERSATION:
             continue
         before = [n for n in reversed(plan[:index]) if n in tools]
         after = [n for n in plan[index + 1 :] if n in tools]

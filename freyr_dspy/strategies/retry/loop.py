@@ -67,9 +67,9 @@ def call_until_exhausted(
     """
     planned = Counter(tool_names)
     spare = spare or {}
+    split = SPLIT_MOST if policy.split_calls else 1
     order = list(dict.fromkeys(tool_names))
     for index, name in enumerate(order):
-        split = SPLIT_MOST if policy.split_calls else 1
         most = max(planned[name] + spare.get(name, 0), split)
         several = fill_several(run, name, most, asked=planned[name]) if most > 1 else [None]
         for first in several:
