@@ -575,7 +575,13 @@ def test_a_program_takes_a_strategy_label_with_switches() -> None:
     from freyr_dspy.strategies.presets import default_strategy
 
     program = FreyrProgram("todo", strategy=default_strategy("embedded/qwen2.5-coder-0.5b"))
-    assert program.strategy_name == "freyr" and program.strategy.config() == {"calibrate": True}
+    assert program.strategy_name == "freyr"
+    assert program.strategy.config() == {
+        "calibrate": True,
+        "scored_confirm": True,
+        "refill": True,
+        "abstain": True,
+    }
     with pytest.raises(ConfigError, match="takes no setting 'respond'"):
         FreyrProgram("todo", strategy="freyr+respond")
 
