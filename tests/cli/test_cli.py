@@ -11,6 +11,9 @@ import pytest
 from freyr_dspy.cli import main
 from freyr_dspy.testing import ScriptedLM, register_fake, unregister_fake
 
+#: The 0.5B's preset (freyr_dspy.strategies.presets), as the settings it turns on.
+SMALL_PRESET = {"calibrate": True, "scored_confirm": True, "refill": True, "abstain": True}
+
 Output = tuple[int, str, str]
 
 
@@ -94,7 +97,7 @@ def test_run_without_a_strategy_runs_the_models_preset() -> None:
         return program.strategy.config()
 
     small = "embedded/qwen2.5-coder-0.5b"  # built, not loaded: nothing runs
-    assert built(small) == {"calibrate": True}
+    assert built(small) == SMALL_PRESET
     assert built(small, strategy="freyr") == {}  # named: taken as written
     assert built("fake/rules") == {}
     assert main_model(("intent=fake/x", small), "fake/rules") == small

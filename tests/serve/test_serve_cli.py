@@ -23,6 +23,9 @@ from freyr_dspy.testing.rules import RulesLM
 from freyr_dspy.tools import Toolbox
 from tests.support.serve_helpers import ASK_WEATHER, TOOLS, WEATHER, serving
 
+#: The 0.5B's preset (freyr_dspy.strategies.presets), as the settings it turns on.
+SMALL_PRESET = {"calibrate": True, "scored_confirm": True, "refill": True, "abstain": True}
+
 #: Fakes named in these tests, each the keyword-rules agent.
 FAKES = ("other", "chatty", "a", "x")
 
@@ -89,7 +92,7 @@ def test_without_a_strategy_each_model_serves_its_preset(settings: Settings) -> 
         settings, **options(strategy=None, model_specs=("fake/rules", small))
     )
     assert plain.program.strategy.config() == {}
-    assert preset.program.strategy.config() == {"calibrate": True}
+    assert preset.program.strategy.config() == SMALL_PRESET
     [named] = served_programs(settings, **options(strategy="freyr", model_specs=(small,)))
     assert named.program.strategy.config() == {}  # a strategy named is taken as written
 
