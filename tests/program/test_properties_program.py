@@ -31,12 +31,15 @@ from freyr_dspy.domains.example import Task, TodoState
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.roles import Role, load_roles
 from freyr_dspy.schemas import Result
+from freyr_dspy.strategies.presets import PRESETS
 from freyr_dspy.testing import Answer, FakeCall, FunctionLM
 from tests.support.malformed import malformed_answer, malformed_texts
 from tests.support.paths import DATA_DIR
 
 FIXTURES = DATA_DIR / "callnavi"
-TODO_STRATEGIES = ("freyr", "nlt", "gated", "prompted", "native")
+SMALL = "embedded/qwen2.5-coder-0.5b"
+#: The last is the 0.5B's preset: its one-tool verdicts and refilled entries see junk too.
+TODO_STRATEGIES = ("freyr", "nlt", "gated", "prompted", "native", PRESETS[SMALL].strategy)
 CALLNAVI_STRATEGIES = ("single", "two_step", "backward")
 STRATEGIES = (*TODO_STRATEGIES, *CALLNAVI_STRATEGIES)
 COMBOS = [(s, a) for s in STRATEGIES for a in ("json", "chat")]
