@@ -111,3 +111,51 @@ def test_the_bench_helper_keeps_resumable_rows_with_the_code_that_made_them(
     table = bench.markdown_table(("a", "b"), [(1, "x")])
     assert table == ["| a | b |", "|---|---|", "| 1 | x |"]
     assert str(bench.median_or_nan([])) == "nan" and bench.mean_or_nan([1, 2]) == 1.5
+
+
+def test_the_margin_bench_judges_each_plan_and_counts_the_kept_tools_right(
+    tmp_path: Path,
+) -> None:
+    from freyr_dspy.testing import FunctionLM, register_fake
+
+    def tool(name: str) -> dict[str, Any]:
+        schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+        return {"type": "function", "function": {"name": name, "parameters": schema}}
+
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([tool("search"), tool("reply")]), encoding="utf-8")
+    examples = tmp_path / "train.jsonl"
+    search = {"name": "search", "arguments": {"q": "x"}}
+    rows_in = [
+        {"id": "asks-search", "message": "find x", "calls": [search]},
+        {"id": "asks-nothing", "message": "hi", "calls": []},
+        {"id": "unlabelled", "message": "no calls key"},
+    ]  # fmt: skip
+    examples.write_text("".join(json.dumps(r) + "\n" for r in rows_in), encoding="utf-8")
+    answers = {
+        "intent": {"intents": ["search", "reply"]},
+        "confirm": {"asked": {"search": True, "reply": False}},
+    }
+    register_fake("margin", FunctionLM(lambda call: answers[call.role]))
+    bench = load_script("bench_margin")
+    out = tmp_path / "margin.json"
+    argv = ["--model", "fake/margin", "--tools", str(tools), "--examples", str(examples)]
+    try:
+        assert bench.main([*argv, "--margins", "0,1", "--out", str(out)]) == 0
+        rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
+        answers["intent"] = {"intents": ["reply"]}  # a rerun resumes: nothing is planned again
+        assert bench.main([*argv, "--out", str(out)]) == 0
+    finally:
+        unregister_fake("margin")
+    assert json.loads(out.read_text(encoding="utf-8"))["rows"] == rows
+    assert [row["id"] for row in rows] == ["asks-search", "asks-nothing"]  # labelled rows only
+    assert rows[0]["tools"] == ["search", "reply"] and rows[0]["written"] == ["search"]
+    assert rows[0]["scored"] == {"0.0": None, "1.0": None}  # a fake model cannot score
+    assert bench.right(rows[0], ["search"]) and not bench.right(rows[1], ["search"])
+    assert bench.right(rows[1], [])  # nothing asked: keeping nothing is right
+
+    one_tool = {"tools": ["reply"], "asked": [], "written": ["reply"], "scored": {"1.0": []}}
+    lines = bench.report([*rows, one_tool], (1.0,))
+    assert lines[0] == "3 requests, 3 planned a tool (verdicts right / plans)"
+    assert "| written | 0 | 1 | 1 |" in lines  # one tool: kept wrongly; several: right once
+    assert "| scored, margin 1 | 1 | 0 | 1 |" in lines
