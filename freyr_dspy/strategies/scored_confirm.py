@@ -32,7 +32,9 @@ logger = logging.getLogger(__name__)
 #: Chosen on our suite's training requests (``trainsets/calls/train.jsonl``, not the test
 #: file) with Qwen 1.5B, the intent role's plans checked where they name several tools: tool
 #: sets right for 73 of 91 with written verdicts; scored, 69 at margin 0, 73 at 0.5, 76 at 1.0,
-#: 76 at 1.5, 74 at 2.0.
+#: 76 at 1.5, 74 at 2.0. ``scripts/bench_margin.py`` replays the choice (results page,
+#: docs/results/default-program.md): 1.0 is still the best for plans of several tools on both
+#: Qwen models.
 CONFIRM_MARGIN = 1.0
 
 
