@@ -23,7 +23,7 @@ def test_freyr_edits_a_level_with_the_embedded_model(tmp_path: object) -> None:
     program.apply_assignment({role: spec for role in program.role_names})
     level = apply(Level(), room("Ice Cave"))
     result: Result = program(message="Add a snow wolf to the Ice Cave", state=level).result
-    assert set(result.usage) <= {"intent", "parameters", "summary", "chat"}
+    assert set(result.usage) <= {"intent", "confirm", "parameters", "summary", "chat"}
     assert result.usage["intent"].input_tokens > 200
     assert isinstance(result.state, Level)
     assert result.reply or result.failure
