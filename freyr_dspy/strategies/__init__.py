@@ -57,19 +57,36 @@ def make_strategy(name: str, **config: Any) -> StrategyModule:
     return factory(**config)
 
 
-def parse_label(label: str) -> tuple[str, dict[str, bool]]:
-    """A contestant label: a strategy name, then settings switched on after ``+``.
+def parse_label(label: str) -> tuple[str, dict[str, Any]]:
+    """A contestant label: a strategy name, then settings switched on (or given) after ``+``.
 
     ``freyr+calibrate`` is ``("freyr", {"calibrate": True})``, so that a variant of a strategy
-    runs beside the plain one in one evaluation and is reported under its own label.
+    runs beside the plain one in one evaluation and is reported under its own label. A
+    setting that takes a number is written with its value: ``freyr+abstain_margin=2``.
 
     Raises:
-        ConfigError: for an empty part (``freyr+``, ``+calibrate``).
+        ConfigError: for an empty part (``freyr+``, ``+calibrate``) or a value that is not a
+            number, ``true`` or ``false``.
     """
-    name, *switches = label.split("+")
-    if not name or not all(switches):
+    name, *parts = label.split("+")
+    if not name or not all(parts):
         raise ConfigError(f"strategy {label!r}: expected a name and '+setting' parts, none empty")
-    return name, dict.fromkeys(switches, True)
+    return name, dict(_setting(label, part) for part in parts)
+
+
+def _setting(label: str, part: str) -> tuple[str, Any]:
+    """``calibrate`` -> ``("calibrate", True)``; ``abstain_margin=2`` -> ``(..., 2.0)``."""
+    key, given, text = part.partition("=")
+    if not given:
+        return part, True
+    if text.lower() in ("true", "false"):
+        return key, text.lower() == "true"
+    try:
+        return key, float(text)
+    except ValueError:
+        raise ConfigError(
+            f"strategy {label!r}: {key}={text!r} is not a number, true or false"
+        ) from None
 
 
 def strategy_with(name: str, settings: Mapping[str, Any]) -> StrategyModule:

@@ -106,7 +106,12 @@ def copies_catalog(intents: list[str], catalog: list[str]) -> bool:
 
 
 def confirm_intents(
-    run: Run, intents: list[str], *, abstain: bool = False, scored: bool = False
+    run: Run,
+    intents: list[str],
+    *,
+    abstain: bool = False,
+    scored: bool = False,
+    one_tool_margin: float | None = None,
 ) -> list[str]:
     """Keep the planned tools the ``confirm`` role judges the message to ask for.
 
@@ -114,14 +119,16 @@ def confirm_intents(
     of one tool too: a plan it rejects entirely is answered in words. Without ``abstain`` a
     single tool (or one tool repeated) is the intent role's whole answer. Strategies without
     the ``confirm`` role keep the plan as it is. With ``scored`` the verdicts are read from the
-    model's likelihoods where it can score (``scored_confirm``), else written as usual.
+    model's likelihoods where it can score (``scored_confirm``), else written as usual;
+    ``one_tool_margin`` is the margin a plan of one tool is scored with, if not the usual.
     """
     tools = list(dict.fromkeys(name for name in intents if name != CONVERSATION))
     fewest = 1 if abstain else 2
     if len(tools) < fewest or "confirm" not in run.program.role_names:
         return intents
     _check_with_the_planners_model(run)
-    if scored and (verdicts := scored_verdicts(run, tools)) is not None:
+    margin = one_tool_margin if one_tool_margin is not None and len(tools) == 1 else None
+    if scored and (verdicts := scored_verdicts(run, tools, margin=margin)) is not None:
         run.intents = confirmed(intents, verdicts)
         return run.intents
     prediction = run.call_role(
@@ -260,6 +267,10 @@ class Freyr(StrategyModule):
         refill: a planned entry whose tool ``confirm`` drops may become one more call of the
             kept tool planned before it, made only when it differs from that tool's other
             calls in values the request states (``freed_slots``). Needs ``confirm``.
+        abstain_margin: how much likelier ``true`` must be than ``false`` (log space) for the
+            tool of a one-tool plan to be kept, when ``abstain`` and ``scored_confirm`` are on
+            (``--strategy freyr+abstain+scored_confirm+abstain_margin=2``); None: the margin of
+            every scored verdict (``scored_confirm.CONFIRM_MARGIN``).
         require_stated: do not make a call whose required text values share no word with
             the request (``freyr_dspy.strategies.grounding.unstated_required``); when no call
             is left, the ``chat`` role replies, and may ask for what is missing.
@@ -287,13 +298,16 @@ class Freyr(StrategyModule):
         split_calls: bool = False,
         scored_confirm: bool = False,
         refill: bool = False,
+        abstain_margin: float | None = None,
     ) -> None:
-        self.planning = PlanningPolicy(confirm, calibrate, replan, abstain, scored_confirm, refill)
+        self.planning = PlanningPolicy(
+            confirm, calibrate, replan, abstain, scored_confirm, refill, abstain_margin
+        )
         self.calling = CallPolicy(exclude_blamed, choose_listed, require_stated, split_calls)
         roles = ("intent", "confirm", "parameters", "summary", "chat")
         super().__init__(roles if confirm else tuple(r for r in roles if r != "confirm"))
 
-    def config(self) -> dict[str, bool]:
+    def config(self) -> dict[str, Any]:
         """The settings that differ from the defaults (``confirm: False``, others ``True``)."""
         return changed_settings(self.planning, self.calling)
 
@@ -312,7 +326,11 @@ class Freyr(StrategyModule):
         planned, unknown = recognise_intents(run, calibrate=self.planning.calibrate)
         planning = self.planning
         intents = confirm_intents(
-            run, planned, abstain=planning.abstain, scored=planning.scored_confirm
+            run,
+            planned,
+            abstain=planning.abstain,
+            scored=planning.scored_confirm,
+            one_tool_margin=planning.abstain_margin,
         )
         spare = freed_slots(planned, intents) if planning.refill else Counter()
         return Selection(intents, unknown, unknown_tools_failure("intent", unknown), spare)

@@ -30,6 +30,8 @@ class PlanningPolicy:
         scored_confirm: read ``confirm``'s verdicts from scored likelihoods, with a margin.
         refill: a planned entry ``confirm`` drops may become one more call of the kept tool
             planned before it, kept only when it differs in values the request states.
+        abstain_margin: the scored margin for a plan of one tool (``abstain`` and
+            ``scored_confirm``); None: the margin of every scored verdict.
     """
 
     confirm: bool = True
@@ -38,11 +40,16 @@ class PlanningPolicy:
     abstain: bool = False
     scored_confirm: bool = False
     refill: bool = False
+    abstain_margin: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("abstain", "scored_confirm", "refill"):
             if getattr(self, name) and not self.confirm:
                 raise ConfigError(f"freyr: {name} checks plans with the confirm role; keep confirm")
+        if self.abstain_margin is not None and not (self.abstain and self.scored_confirm):
+            raise ConfigError(
+                "freyr: abstain_margin scores one-tool plans; needs abstain and scored_confirm"
+            )
 
 
 @dataclass(frozen=True)

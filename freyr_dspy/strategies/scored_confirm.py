@@ -48,7 +48,7 @@ def confirm_inputs(run: Run, tools: list[str]) -> dict[str, str]:
 
 
 def scored_verdicts(
-    run: Run, tools: list[str], *, margin: float = CONFIRM_MARGIN
+    run: Run, tools: list[str], *, margin: float | None = None
 ) -> dict[str, bool] | None:
     """Tool -> whether the message asks for it, by scored ``true``/``false``; None if unscorable.
 
@@ -56,6 +56,7 @@ def scored_verdicts(
     judged beside the others (a forward tool beside a send tool). The verdicts are read in the
     order the role would write them, each scored after the ones before it.
     """
+    margin = CONFIRM_MARGIN if margin is None else margin
     role = run.program.role("confirm")
     scorer = role_scorer(role)
     if scorer is None:

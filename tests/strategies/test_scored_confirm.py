@@ -105,3 +105,31 @@ def test_the_setting_is_named_recorded_and_needs_confirm() -> None:
     assert strategy.config() == {"scored_confirm": True}
     with pytest.raises(ConfigError, match="scored_confirm checks plans with the confirm role"):
         Freyr(confirm=False, scored_confirm=True)
+
+
+def test_a_one_tool_plan_may_be_scored_with_a_margin_of_its_own(program: Any) -> None:
+    script = {**SCRIPT, "intent": {"*": {"intents": ["add_task"]}}}
+    sure_enough = {"add_task": CONFIRM_MARGIN + 0.5}  # kept at the usual margin
+    switches = {"scored_confirm": True, "abstain": True}
+    kept = program(VerdictScoringLM(script, sure_enough), **switches)(message=MESSAGE).result
+    assert [call.tool for call in kept.calls] == ["add_task"]
+    stricter = {**switches, "abstain_margin": CONFIRM_MARGIN + 1.0}
+    dropped = program(VerdictScoringLM(script, sure_enough), **stricter)(message=MESSAGE).result
+    assert dropped.calls == [] and dropped.reply == "I have no tool for that."
+    # plans of several tools keep the usual margin
+    both = {"add_task": CONFIRM_MARGIN + 0.5, "list_tasks": CONFIRM_MARGIN + 0.5}
+    several = program(VerdictScoringLM(SCRIPT, both), **stricter)(message=MESSAGE).result
+    assert [call.tool for call in several.calls] == ["add_task", "list_tasks"]
+
+
+def test_the_one_tool_margin_is_written_in_the_label_and_needs_scored_one_tool_verdicts() -> None:
+    label = "freyr+abstain+scored_confirm+abstain_margin=2"
+    name, settings = parse_label(label)
+    assert settings == {"abstain": True, "scored_confirm": True, "abstain_margin": 2.0}
+    strategy = make_strategy(name, **settings)
+    assert strategy.config() == settings  # an artifact records it, and gets it back
+    assert parse_label("freyr+confirm=false")[1] == {"confirm": False}
+    with pytest.raises(ConfigError, match="abstain_margin='high' is not a number"):
+        parse_label("freyr+abstain_margin=high")
+    with pytest.raises(ConfigError, match="needs abstain and scored_confirm"):
+        Freyr(scored_confirm=True, abstain_margin=2.0)
