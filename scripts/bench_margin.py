@@ -37,11 +37,11 @@ from freyr_dspy.datasets.files import open_toolboxes
 from freyr_dspy.datasets.format import CallExample, load_examples
 from freyr_dspy.datasets.toolboxes import toolbox_of
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.roles.confirm import confirm_contract, confirmed
+from freyr_dspy.roles.confirm import confirmed
 from freyr_dspy.schemas import RoleModel, Sampling
-from freyr_dspy.strategies.freyr import CONVERSATION, recognise_intents
+from freyr_dspy.strategies.freyr import CONVERSATION, confirm_intents, recognise_intents
 from freyr_dspy.strategies.run import Run
-from freyr_dspy.strategies.scored_confirm import confirm_inputs, scored_verdicts
+from freyr_dspy.strategies.scored_confirm import scored_verdicts
 from freyr_dspy.tools import Toolbox
 
 ABOUT = "Planned tools kept right by confirm's written verdicts and by scored ones per margin."
@@ -115,7 +115,7 @@ def judged(program: FreyrProgram, example: CallExample, margins: Sequence[float]
         tools = list(dict.fromkeys(name for name in plan if name != CONVERSATION))
         row.update(plan=plan, tools=tools)
         if tools:
-            row["written"] = _kept(tools, _written_verdicts(run, tools))
+            row["written"] = confirm_intents(run, tools, abstain=True)  # written verdicts
             row["scored"] = {
                 str(margin): _kept(tools, scored_verdicts(run, tools, margin=margin))
                 for margin in margins
@@ -125,13 +125,6 @@ def judged(program: FreyrProgram, example: CallExample, margins: Sequence[float]
     run = program.start_run(example.message, example.conversation_turns(), example.state)
     program.run_step(run, judge)
     return row
-
-
-def _written_verdicts(run: Run, tools: list[str]) -> dict[str, bool]:
-    prediction = run.call_role(
-        "confirm", contract=confirm_contract(tools), **confirm_inputs(run, tools)
-    )
-    return dict(prediction.asked)
 
 
 def _kept(tools: list[str], verdicts: dict[str, bool] | None) -> list[str] | None:
