@@ -111,7 +111,7 @@ def confirm_intents(
     *,
     abstain: bool = False,
     scored: bool = False,
-    one_tool_margin: float | None = None,
+    abstain_margin: float | None = None,
 ) -> list[str]:
     """Keep the planned tools the ``confirm`` role judges the message to ask for.
 
@@ -120,14 +120,15 @@ def confirm_intents(
     single tool (or one tool repeated) is the intent role's whole answer. Strategies without
     the ``confirm`` role keep the plan as it is. With ``scored`` the verdicts are read from the
     model's likelihoods where it can score (``scored_confirm``), else written as usual;
-    ``one_tool_margin`` is the margin a plan of one tool is scored with, if not the usual.
+    ``abstain_margin`` is the margin a plan of one tool is scored with, if not the usual
+    (``Freyr(abstain_margin=...)``).
     """
     tools = list(dict.fromkeys(name for name in intents if name != CONVERSATION))
     fewest = 1 if abstain else 2
     if len(tools) < fewest or "confirm" not in run.program.role_names:
         return intents
     _check_with_the_planners_model(run)
-    margin = one_tool_margin if one_tool_margin is not None and len(tools) == 1 else None
+    margin = abstain_margin if abstain_margin is not None and len(tools) == 1 else None
     if scored and (verdicts := scored_verdicts(run, tools, margin=margin)) is not None:
         run.intents = confirmed(intents, verdicts)
         return run.intents
@@ -330,7 +331,7 @@ class Freyr(StrategyModule):
             planned,
             abstain=planning.abstain,
             scored=planning.scored_confirm,
-            one_tool_margin=planning.abstain_margin,
+            abstain_margin=planning.abstain_margin,
         )
         spare = freed_slots(planned, intents) if planning.refill else Counter()
         return Selection(intents, unknown, unknown_tools_failure("intent", unknown), spare)
