@@ -159,3 +159,29 @@ def test_the_margin_bench_judges_each_plan_and_counts_the_kept_tools_right(
     assert lines[0] == "3 requests, 3 planned a tool (verdicts right / plans)"
     assert "| written | 0 | 1 | 1 |" in lines  # one tool: kept wrongly; several: right once
     assert "| scored, margin 1 | 1 | 0 | 1 |" in lines
+
+
+@pytest.mark.embedded
+def test_bench_decode_times_each_batch_on_a_real_model_and_reports_it_against_single_steps(
+    tmp_path: Path,
+) -> None:
+    bench = load_script("bench_decode")
+    out = tmp_path / "decode.json"
+    argv = ["--model", "embedded/smollm2-135m", "--batches", "4", "--repeats", "2"]
+    assert bench.main([*argv, "--out", str(out)]) == 0
+    rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
+    assert [(r["tokens"], r["logits"]) for r in rows] == [
+        (1, "last"),
+        (1, "all"),
+        (4, "last"),
+        (4, "all"),
+    ]  # the one-token step is measured even when not asked for: it is the yardstick
+    assert all(r["seconds"] > 0 for r in rows)
+
+    fake = [
+        {"model": "m", "tokens": 1, "logits": "last", "seconds": 0.02},
+        {"model": "m", "tokens": 1, "logits": "all", "seconds": 0.02},
+        {"model": "m", "tokens": 4, "logits": "last", "seconds": 0.04},
+        {"model": "m", "tokens": 4, "logits": "all", "seconds": 0.08},
+    ]
+    assert "| 4 | 40.0 | 0.50 | 80.0 | 1.00 |" in bench.report(fake)
