@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from freyr_dspy.schemas import RoleModel
     from freyr_dspy.tools import CatalogLevel
 
-__all__ = ["ModelFailure", "ProgramView", "Run", "has_lm", "lm_of"]
+__all__ = ["ModelFailure", "ProgramView", "Run", "call_text", "has_lm", "lm_of"]
 
 
 class ProgramView(Protocol):
@@ -223,9 +223,7 @@ class Run:
         """The calls made and their outcomes, one per line, for the summary role."""
         if not self.calls:
             return "no tool was called"
-        return "\n".join(
-            f"- {c.tool}({_args_text(c.arguments)}): {c.outcome.render()}" for c in self.calls
-        )
+        return "\n".join(f"- {call_text(c)}: {c.outcome.render()}" for c in self.calls)
 
 
 def lm_of(module: dspy.Module) -> Any:
@@ -244,8 +242,9 @@ def has_lm(module: dspy.Module) -> bool:
     return any(p.lm is not None for p in module.predictors())
 
 
-def _args_text(arguments: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+def call_text(call: CallRecord) -> str:
+    """``get_weather(city='Oslo', days=2)``: a call as the roles and replies show it."""
+    return f"{call.tool}({', '.join(f'{k}={v!r}' for k, v in call.arguments.items())})"
 
 
 #: llama.cpp raises a bare ``ValueError`` with this text; litellm has its own exception type.

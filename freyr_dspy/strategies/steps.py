@@ -9,18 +9,20 @@ called (``without_tools``), ``summarise`` the outcomes otherwise (``after_calls`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from freyr_dspy.prompting.parsing import CONVERSATION
-from freyr_dspy.schemas import Failure, Result
-from freyr_dspy.strategies.run import Run
+from freyr_dspy.schemas import CallRecord, Failure, Result
+from freyr_dspy.strategies.run import Run, call_text
+from freyr_dspy.tools import recorded_outcome
 
 __all__ = [
     "Selection",
     "after_calls",
     "chat",
     "exhausted_failure",
+    "recorded_reply",
     "summarise",
     "unknown_tools_failure",
     "without_tools",
@@ -68,15 +70,31 @@ def summarise(
     """Report the outcomes of the calls made (FREYR's LLM_summary).
 
     The summary sees every call made; the failure counts those from ``first_call`` on. A run
-    that wants the calls only (``Run.calls_only``) gets no summary and an empty reply.
+    that wants the calls only (``Run.calls_only``) gets no summary and an empty reply, and one
+    whose every call was recorded rather than run gets the calls listed (``recorded_reply``).
     """
     failure = failure or exhausted_failure(run, skipped, first_call=first_call)
     if run.calls_only:
         return run.result("", intents, failure)
+    if run.calls and all(call.outcome == recorded_outcome(call.tool) for call in run.calls):
+        return run.result(recorded_reply(run.calls), intents, failure)
     prediction = run.call_role(
         "summary", message=run.message, outcomes=run.render_outcomes(), state=run.state_text()
     )
     return run.result(prediction.reply, intents, failure)
+
+
+def recorded_reply(calls: Sequence[CallRecord]) -> str:
+    """The reply when every call was recorded and none run: the calls, and no outcome.
+
+    A tool without a function (an OpenAI tool dict, a spec read from a file) records its
+    call instead of running it. Asked to report such outcomes, the summary role wrote results
+    nobody computed: "The area of the triangle is 25 square meters." for a Heron's-formula
+    call with a third side the user never gave (Qwen 1.5B). Listing the calls costs no model
+    call and claims nothing.
+    """
+    listed = "; ".join(call_text(call) for call in calls)
+    return f"Prepared, not run (these tools have no function here): {listed}."
 
 
 def without_tools(

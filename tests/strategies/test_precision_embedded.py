@@ -88,3 +88,20 @@ def test_the_presets_scored_one_tool_verdict_keeps_the_call_asked_for_on_the_rea
     chat = prog(message="Tell me a joke.", calls_only=True).result
     assert chat.calls == [] and chat.reply
     assert chat.usage["confirm"].lm_calls == 1  # planned, then dropped by the verdict
+
+
+def test_calls_recorded_not_run_are_listed_not_summarised_on_the_real_model() -> None:
+    """A spec-only tool's call is recorded: the reply lists it, and no summary is written.
+
+    Asked to summarise recorded calls, the model reported results no tool had computed.
+    """
+    spec = Toolbox.from_openai([Tool.from_function(convert_currency).openai_schema()])
+    prog = FreyrProgram(toolbox=spec, strategy=default_strategy(MODEL))
+    greedy = RoleModel(model=MODEL, sampling=Sampling(temperature=0.0, seed=0))
+    prog = prog.apply_assignment(dict.fromkeys(prog.role_names, greedy))
+
+    result = prog(message="Convert 120 US dollars to euros.").result
+    assert [c.tool for c in result.calls] == ["convert_currency"]
+    assert result.reply.startswith("Prepared, not run (these tools have no function here): ")
+    assert "convert_currency(amount=120" in result.reply
+    assert "summary" not in result.usage or result.usage["summary"].lm_calls == 0
