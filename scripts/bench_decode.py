@@ -70,10 +70,8 @@ def measure(model: str, batches: Sequence[int], repeats: int) -> list[dict[str, 
     rows = []
     for size in batches:
         for every_position in (False, True):
-            times = [_decode(llama, len(prompt), answer[:size], every_position)]
-            times += [
-                _decode(llama, len(prompt), answer[:size], every_position) for _ in range(repeats)
-            ]
+            batch = answer[:size]
+            times = [_decode(llama, len(prompt), batch, every_position) for _ in range(1 + repeats)]
             rows.append(
                 {
                     "model": model,
