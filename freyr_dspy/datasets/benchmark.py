@@ -10,6 +10,7 @@ feedback. Calls are recorded, not executed, unless the dataset is built with
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from freyr_dspy.datasets.format import (
     load_numbered_examples,
     parse_examples,
 )
+from freyr_dspy.datasets.replies import invented_numbers, replaying_toolbox
 from freyr_dspy.datasets.toolboxes import check_gold, toolbox_of
 from freyr_dspy.errors import DataError
 from freyr_dspy.program import FreyrProgram, render_conversation
@@ -183,6 +185,9 @@ class ToolCallBenchmark:
         }
         if example.reply:
             expected["reply"] = example.reply
+        replies = example.results is not None
+        if replies:
+            expected["results"] = True
         return Step(
             id=str(example.id),
             message=example.message,
@@ -190,10 +195,15 @@ class ToolCallBenchmark:
             conversation=render_conversation(example.conversation_turns()),
             expected=expected,
             # NOTE: always the offered copy: the program's own tools may have functions,
-            # which only ``execute=True`` may run.
-            toolbox=self._offered(row.toolbox),
-            # The score reads the calls: a reply after them would cost a model call for nothing.
-            calls_only=True,
+            # which only ``execute=True`` may run. A reply row's tools return its results.
+            toolbox=(
+                replaying_toolbox(row.toolbox, example.results or [])
+                if replies
+                else self._offered(row.toolbox)
+            ),
+            # The score reads the calls: a reply after them would cost a model call for
+            # nothing, except on a reply row, whose reply is checked too.
+            calls_only=not replies,
         )
 
     def score(self, step: Step, before: Any, prediction: dspy.Prediction) -> StepScore:
@@ -210,11 +220,20 @@ class ToolCallBenchmark:
             "expected": [render_call(c.name, c.plain_arguments()) for c in expected],
             "produced": [render_call(name, arguments) for name, arguments in made],
         }
+        invented = _invented(step, result) if step.expected.get("results") else []
+        if invented:
+            diagnostics["invented"] = invented
+            diagnostics["reply"] = result.reply
+            kind = kind or "invented-reply"
         if not check.ok:
             diagnostics["feedback"] = check.feedback
         return StepScore(
-            success=float(check.ok),
-            metrics={"tools": float(check.names_ok), "abstained": float(not made)},
+            success=float(check.ok and not invented),
+            metrics={
+                "tools": float(check.names_ok),
+                "abstained": float(not made),
+                "invented_reply": float(bool(invented)),
+            },
             failure_kind=kind,
             diagnostics=diagnostics,
         )
@@ -232,3 +251,10 @@ class ToolCallBenchmark:
         if id(toolbox) not in self._offered_boxes:
             self._offered_boxes[id(toolbox)] = toolbox.spec_only()
         return self._offered_boxes[id(toolbox)]
+
+
+def _invented(step: Step, result: Result) -> list[str]:
+    """The numbers a reply row's reply states that no request text or returned result gives."""
+    returned = [call.outcome.message for call in result.calls if call.outcome.ok]
+    state = json.dumps(step.start_state, default=str) if step.start_state is not None else ""
+    return invented_numbers(result.reply, [step.message, step.conversation, state, *returned])

@@ -16,6 +16,12 @@ A JSONL file holds one example per line::
   file-level toolbox), ``toolbox`` (the name of one toolbox of a multi-toolbox file),
   ``category`` (groups the report; default from the number of calls), ``reply`` and ``id``
   are optional.
+- ``results`` (optional) makes a *reply row*: what the tools return for the row's calls,
+  ``[{"name": ..., "arguments": {...}, "content": "..."}]`` (``"ok": false`` for a tool that
+  fails with ``content`` as its error). A call gets the content of the first result of its tool
+  whose listed arguments it matches (none listed: any call of the tool); the program then
+  writes its reply, and the row is right only when the calls are and the reply states no
+  number that neither the request nor a returned result gives.
 
 Every problem is a one-line ``DataError`` with ``path:line``.
 """
@@ -35,6 +41,7 @@ __all__ = [
     "AnyOf",
     "CallExample",
     "ExpectedCall",
+    "ToolResult",
     "Turn",
     "default_category",
     "first_problem",
@@ -100,6 +107,24 @@ def _alternatives(name: str, value: Any) -> Any:
     return value
 
 
+class ToolResult(BaseModel):
+    """What a tool returns for a call of a reply row (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    #: The values of the call this answers, compared like expected ones; empty: any call.
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    content: str = Field(min_length=1)
+    #: False: the tool fails, with ``content`` as its error.
+    ok: bool = True
+
+    @field_validator("arguments")
+    @classmethod
+    def _read_alternatives(cls, arguments: dict[str, Any]) -> dict[str, Any]:
+        return {name: _alternatives(name, value) for name, value in arguments.items()}
+
+
 class Turn(BaseModel):
     """One earlier turn of the conversation."""
 
@@ -124,6 +149,7 @@ class CallExample(BaseModel):
     calls: list[ExpectedCall] | None = None
     ordered: bool = False
     reply: str | None = None
+    results: list[ToolResult] | None = None
 
     @property
     def labelled(self) -> bool:

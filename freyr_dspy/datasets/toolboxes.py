@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from freyr_dspy.datasets.format import AnyOf, CallExample
+from freyr_dspy.datasets.format import AnyOf, CallExample, ToolResult
 from freyr_dspy.errors import ConfigError, DataError, ToolError, did_you_mean
 from freyr_dspy.tools import Tool, Toolbox
 
@@ -154,7 +154,26 @@ def check_gold(example: CallExample, toolbox: Toolbox) -> CallExample:
         for arguments in _argument_variants(call.plain_arguments(), call.arguments):
             _validate(tool, arguments, f"calls.{index}")
         calls.append(call.model_copy(update={"name": tool.name}))
-    return example if example.calls is None else example.model_copy(update={"calls": calls})
+    results = [
+        _checked_result(index, result, toolbox)
+        for index, result in enumerate(example.results or [])
+    ]
+    update: dict[str, Any] = {"calls": calls} if example.calls is not None else {}
+    if example.results is not None:
+        update["results"] = results
+    return example.model_copy(update=update) if update else example
+
+
+def _checked_result(index: int, result: ToolResult, toolbox: Toolbox) -> ToolResult:
+    """A reply row's tool result, named as its tool (which must be in the toolbox)."""
+    tool = toolbox.resolve(result.name)
+    if tool is None:
+        hint = did_you_mean(result.name, toolbox.names)
+        raise ValueError(
+            f"results.{index}: unknown tool {result.name!r}; the toolbox has "
+            f"{', '.join(toolbox.names)}.{hint}"
+        )
+    return result.model_copy(update={"name": tool.name})
 
 
 def _argument_variants(plain: dict[str, Any], listed: Mapping[str, Any]) -> list[dict[str, Any]]:
