@@ -165,7 +165,7 @@ def _label_missing(
     with progress_bar("label", unit="row") as progress:
         labelling = label_rows(
             dataset.benchmark.rows,
-            teacher_program(teacher, strategy or "freyr", api_base),
+            teacher_program(teacher, strategy, api_base),
             progress=progress,
         )
     dataset.benchmark.rows = labelling.rows

@@ -23,7 +23,7 @@ _label_options = option_group(
         help="JSONL examples; rows without calls are labelled.",
     ),
     click.option("--teacher", required=True, help="Model id that labels (e.g. a larger model)."),
-    click.option("--strategy", default="freyr", show_default=True, help="The teacher's strategy."),
+    click.option("--strategy", default=None, help="The teacher's strategy (default: its preset)."),
     click.option("--api-base", default=None, help="Server URL of the teacher's model."),
     click.option(
         "--out",
@@ -71,21 +71,19 @@ def command(
     )
 
 
-def teacher_program(teacher: str, strategy: str, api_base: str | None) -> Any:
+def teacher_program(teacher: str, strategy: str | None, api_base: str | None) -> Any:
     """A plain tool-use program whose roles all use ``teacher``, decoding greedily.
 
     Each call passes the row's own tools, so the program starts with none.
     """
-    from freyr_dspy.program import FreyrProgram
-    from freyr_dspy.program.assignment import build_assignment
+    from freyr_dspy.program.factory import program_for
     from freyr_dspy.tools import Toolbox
 
-    settings = make_settings()
-    program = FreyrProgram(toolbox=Toolbox([]), strategy=strategy)
-    assignment = build_assignment(
-        program.role_names,
-        default_model=teacher,
-        sampling_specs=("temperature=0", "seed=0"),
+    return program_for(
+        teacher,
+        toolbox=Toolbox([]),
+        strategy=strategy,
+        sampling=("temperature=0", "seed=0"),
         api_base=api_base,
+        cache=make_settings().cache,
     )
-    return program.apply_assignment(assignment, cache=settings.cache)

@@ -18,12 +18,7 @@ from freyr_dspy.cli._common import (
 from freyr_dspy.cli._dataset import tools_options
 from freyr_dspy.errors import ConfigError, DataError
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.program.assignment import (
-    build_assignment,
-    main_model,
-    parse_model_specs,
-    parse_sampling_specs,
-)
+from freyr_dspy.program.assignment import parse_model_specs, parse_sampling_specs
 from freyr_dspy.schemas import Result
 from freyr_dspy.settings import Settings
 
@@ -108,12 +103,9 @@ def make_program(
     ``--domain`` it is a plain tool-use program. An MCP server runs until ``program.toolbox``
     is closed. Without a strategy, the model's preset runs (``default_strategy``).
     """
-    from freyr_dspy.program.spec import ProgramSpec, build_program
-    from freyr_dspy.strategies import strategy_roles
-    from freyr_dspy.strategies.presets import default_strategy
+    from freyr_dspy.program.factory import program_for
 
     settings = make_settings()
-    strategy = strategy or default_strategy(main_model(model_specs, settings.default_model))
     toolbox = _one_toolbox(tools_file, mcp, tools_module)
     if program_path is not None:
         return load_program(
@@ -125,21 +117,18 @@ def make_program(
             toolbox=toolbox,
             allow_changed_tools=allow_changed_tools,
         )
-    assignment = build_assignment(
-        strategy_roles(strategy),
-        default_model=settings.default_model,
-        model_specs=model_specs,
-        sampling_specs=sampling_specs,
-        api_base=api_base,
-    )
-    spec = ProgramSpec(
+    return program_for(
+        toolbox=toolbox,
         domain=domain or (None if toolbox is not None else "todo"),
         strategy=strategy,
+        models=model_specs,
+        sampling=sampling_specs,
+        api_base=api_base,
         max_retries=max_retries,
         state_view=state_view,
-        assignment=assignment,
+        cache=settings.cache,
+        default_model=settings.default_model,
     )
-    return build_program(spec, cache=settings.cache, toolbox=toolbox)
 
 
 def _one_toolbox(tools_file: Path | None, mcp: str | None, tools_module: str | None) -> Any:

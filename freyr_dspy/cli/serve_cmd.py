@@ -126,19 +126,18 @@ def served_programs(
             )
             for path in program_paths
         ]
-    from freyr_dspy.program.assignment import bare_model_ids
-    from freyr_dspy.strategies.presets import default_strategy
+    from freyr_dspy.program.assignment import bare_model_ids, resolve_label
 
     bare = bare_model_ids(model_specs)
     roles = tuple(spec for spec in model_specs if "=" in spec)
-    default_label = strategy or default_strategy(settings.default_model)
+    default_label = resolve_label(strategy, settings.default_model)
     names = bare or ([default_label] if roles else [settings.default_model])
     return [
         _strategy_program(
             name,
-            strategy or default_strategy(name if bare else settings.default_model),
+            strategy,
             settings,
-            default_model=name if bare else settings.default_model,
+            model=name if bare else settings.default_model,
             specs=(roles, sampling_specs, api_base),
             max_retries=max_retries,
             context_tokens=context_tokens,
@@ -186,31 +185,30 @@ def _artifact(
 
 def _strategy_program(
     name: str,
-    strategy: str,
+    strategy: str | None,
     settings: Settings,
     *,
-    default_model: str,
+    model: str,
     specs: tuple[tuple[str, ...], tuple[str, ...], str | None],
     max_retries: int,
     context_tokens: int | None,
 ) -> ServedProgram:
-    """The command line's strategy, with ``default_model`` for the roles not named."""
-    from freyr_dspy.program.assignment import build_assignment
-    from freyr_dspy.program.spec import ProgramSpec, build_program
+    """The strategy (default: ``model``'s preset) with ``model`` for the roles not named."""
+    from freyr_dspy.program.factory import program_for
     from freyr_dspy.serve import ServedProgram
-    from freyr_dspy.strategies import strategy_roles
+    from freyr_dspy.strategies import strategy_label
     from freyr_dspy.tools import Toolbox
 
     role_specs, sampling_specs, api_base = specs
-    assignment = build_assignment(
-        strategy_roles(strategy),
-        default_model=default_model,
-        model_specs=role_specs,
-        sampling_specs=sampling_specs,
+    program = program_for(
+        model,
+        toolbox=Toolbox([]),
+        strategy=strategy,
+        models=role_specs,
+        sampling=sampling_specs,
         api_base=api_base,
+        max_retries=max_retries,
+        cache=settings.cache,
     )
-    spec = ProgramSpec(strategy=strategy, max_retries=max_retries, assignment=assignment)
-    program = build_program(spec, cache=settings.cache, toolbox=Toolbox([]))
-    return ServedProgram(
-        name, program, source=f"strategy {strategy}", context_tokens=context_tokens
-    )
+    source = f"strategy {strategy_label(program.strategy)}"
+    return ServedProgram(name, program, source=source, context_tokens=context_tokens)

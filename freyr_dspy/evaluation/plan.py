@@ -18,10 +18,16 @@ from freyr_dspy.errors import ConfigError, DataError, UnknownRoleError
 from freyr_dspy.evaluation.config import EvalConfig
 from freyr_dspy.evaluation.units import UnitKey
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.program.assignment import parse_model_specs, parse_sampling_specs
+from freyr_dspy.program.assignment import (
+    main_model,
+    parse_model_specs,
+    parse_sampling_specs,
+    resolve_label,
+)
 from freyr_dspy.program.spec import ProgramSpec, build_program
 from freyr_dspy.schemas import RoleModel, Sampling
 from freyr_dspy.strategies import get_strategy, load_strategies, parse_label
+from freyr_dspy.strategies.presets import DEFAULT_STRATEGY, PRESET_LABEL
 
 __all__ = [
     "Contestant",
@@ -117,7 +123,8 @@ def _warn_unequal_retries(benchmark: str, programs: Mapping[str, FreyrProgram]) 
 
 def _contestants(benchmark: Benchmark, config: EvalConfig) -> tuple[Contestant, ...]:
     strategies = config.strategies or (() if config.programs else _available(benchmark))
-    found = [_strategy_contestant(benchmark, label) for label in strategies]
+    model = main_model(config.model_specs, config.default_model)
+    found = [_strategy_contestant(benchmark, label, model) for label in strategies]
     found += [Contestant(_program_label(p, strategies), program_path=p) for p in config.programs]
     labels = [c.label for c in found]
     if len(set(labels)) != len(labels):
@@ -125,26 +132,35 @@ def _contestants(benchmark: Benchmark, config: EvalConfig) -> tuple[Contestant, 
     return tuple(found)
 
 
-def _strategy_contestant(benchmark: Benchmark, label: str) -> Contestant:
-    name, _ = parse_label(label)
+def _strategy_contestant(benchmark: Benchmark, label: str, model: str) -> Contestant:
+    """A strategy contestant; ``preset`` (with any switches) is ``model``'s preset."""
+    strategy = resolve_label(label, model)
+    name, _ = parse_label(strategy)
     get_strategy(name)  # unknown name -> UnknownNameError with "did you mean"
     if name not in benchmark.strategies:
         raise ConfigError(
             f"benchmark {benchmark.name!r} cannot run strategy {name!r}; "
             f"it runs {', '.join(benchmark.strategies)}"
         )
-    return Contestant(label, strategy=label)
+    return Contestant(label, strategy=strategy)
 
 
 def _available(benchmark: Benchmark) -> tuple[str, ...]:
-    """The benchmark's strategies that are installed (the default when none is named)."""
+    """The benchmark's strategies that are installed (the default when none is named).
+
+    ``freyr`` among them runs as the model's ``preset``: what a user gets without a flag.
+    """
     registered = load_strategies()
     missing = [s for s in benchmark.strategies if s not in registered]
     if missing:
         logger.warning(
             "%s: skipping strategies that are not installed: %s", benchmark.name, ", ".join(missing)
         )
-    return tuple(s for s in benchmark.strategies if s in registered)
+    return tuple(
+        PRESET_LABEL if s == DEFAULT_STRATEGY else s
+        for s in benchmark.strategies
+        if s in registered
+    )
 
 
 def _program_label(path: Path, strategies: Sequence[str]) -> str:

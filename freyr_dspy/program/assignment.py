@@ -6,6 +6,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from freyr_dspy.errors import ConfigError, UnknownRoleError
 from freyr_dspy.schemas import RoleModel, Sampling
+from freyr_dspy.strategies import strategy_roles
+from freyr_dspy.strategies.presets import PRESET_LABEL, default_strategy
 
 __all__ = [
     "bare_model_ids",
@@ -14,6 +16,8 @@ __all__ = [
     "override_assignment",
     "parse_model_specs",
     "parse_sampling_specs",
+    "resolve_label",
+    "role_assignment",
 ]
 
 
@@ -118,6 +122,45 @@ def override_assignment(
             }
         )
     return changed
+
+
+def resolve_label(strategy: str | None, model: str) -> str:
+    """The strategy label a program on ``model`` runs: ``strategy``, or the model's preset.
+
+    ``preset`` (alone or with switches after it: ``preset+require_stated``) names the preset
+    explicitly, so a comparison can list it beside other strategies.
+    """
+    if strategy is None:
+        return default_strategy(model)
+    name, plus, switches = strategy.partition("+")
+    if name == PRESET_LABEL:
+        return default_strategy(model) + (plus + switches if plus else "")
+    return strategy
+
+
+def role_assignment(
+    label: str,
+    *,
+    model: str,
+    models: Iterable[str] = (),
+    sampling: Iterable[str] | Sampling = (),
+    api_base: str | None = None,
+    roles: tuple[str, ...] | None = None,
+) -> dict[str, RoleModel]:
+    """A model per role of strategy ``label``: ``model``, except where ``models`` name another.
+
+    Raises:
+        UnknownRoleError: a spec names a role the strategy does not have.
+        ConfigError: a malformed model or sampling spec.
+    """
+    names = roles if roles is not None else strategy_roles(label)
+    specs = () if isinstance(sampling, Sampling) else tuple(sampling)
+    assignment = build_assignment(
+        names, default_model=model, model_specs=models, sampling_specs=specs, api_base=api_base
+    )
+    if isinstance(sampling, Sampling):
+        assignment = {r: s.model_copy(update={"sampling": sampling}) for r, s in assignment.items()}
+    return assignment
 
 
 def _target_roles(role: str, roles: Sequence[str]) -> list[str]:

@@ -10,7 +10,7 @@ typed ``Result`` (also available as ``prediction.result``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
@@ -19,10 +19,11 @@ import dspy
 from freyr_dspy.domains import Domain, get_domain
 from freyr_dspy.domains.plain import plain_domain
 from freyr_dspy.errors import ConfigError
+from freyr_dspy.program.assignment import main_model, resolve_label, role_assignment
 from freyr_dspy.prompting.adapters import make_adapter
 from freyr_dspy.prompting.placeholders import NO_CONVERSATION
 from freyr_dspy.roles import Role
-from freyr_dspy.schemas import Result, RoleModel
+from freyr_dspy.schemas import Result, RoleModel, Sampling
 from freyr_dspy.strategies import ModelFailure, Run, StrategyModule, make_strategy, parse_label
 from freyr_dspy.tools import CatalogLevel, Toolbox
 
@@ -83,6 +84,69 @@ class FreyrProgram(dspy.Module):
         self.ground_arguments = ground_arguments
         self.assignment: dict[str, RoleModel] = {}
         self.domain.renderer(state_view)  # fail early on an unknown view
+
+    @classmethod
+    def for_model(
+        cls,
+        model: str | None = None,
+        *,
+        toolbox: Toolbox | None = None,
+        domain: Domain | str | None = None,
+        strategy: str | None = None,
+        models: Iterable[str] = (),
+        sampling: Iterable[str] | Sampling = (),
+        api_base: str | None = None,
+        max_retries: int | None = None,
+        state_view: str | None = None,
+        cache: bool = False,
+    ) -> FreyrProgram:
+        """A program whose roles play ``model``, running the model's preset strategy.
+
+        ``FreyrProgram.for_model("embedded/qwen2.5-coder-0.5b", toolbox=box)`` is the program
+        ``freyr run --model embedded/qwen2.5-coder-0.5b --tools ...`` runs: the 0.5B's preset
+        (``freyr strategies`` lists every model's), every role on the 0.5B.
+
+        Args:
+            model: the model every role plays (default: the last bare id of ``models``, else
+                the default model, ``embedded/qwen2.5-coder-1.5b``).
+            toolbox: the tools; a plain tool-use program unless a ``domain`` is named.
+            domain: a domain (its own tools unless ``toolbox`` is given, and its state).
+            strategy: a strategy label (``freyr+asks``) taken as written; ``preset`` (with
+                switches after it: ``preset+require_stated``); None: the model's preset.
+            models: ``ROLE=ID`` (one role) or ``ID`` (every role) specs over ``model``.
+            sampling: one ``Sampling`` for every role, or ``[ROLE.]PARAM=VALUE`` specs.
+            api_base: the server of remote models.
+            max_retries: retries of a failed call with its error as feedback (default 3).
+            state_view: which of the domain's state renderings the roles see.
+            cache: whether the role models use DSPy's response cache.
+
+        Raises:
+            ConfigError: no tools and no domain, or a malformed spec or label.
+            UnknownRoleError: a spec names a role the strategy does not have.
+            UnknownModelError: a model id no backend understands.
+        """
+        from freyr_dspy.settings import DEFAULT_MODEL
+
+        models = tuple(models)
+        chosen = model or main_model(models, DEFAULT_MODEL)
+        label = resolve_label(strategy, chosen)
+        name, switches = parse_label(label)
+        program = cls(
+            domain,
+            strategy=make_strategy(name, **switches),
+            toolbox=toolbox,
+            max_retries=3 if max_retries is None else max_retries,
+            state_view=state_view,
+        )
+        assignment = role_assignment(
+            label,
+            model=chosen,
+            models=models,
+            sampling=sampling,
+            api_base=api_base,
+            roles=program.role_names,
+        )
+        return program.apply_assignment(assignment, cache=cache)
 
     @property
     def strategy_name(self) -> str:

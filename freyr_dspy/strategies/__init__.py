@@ -89,6 +89,23 @@ def _setting(label: str, part: str) -> tuple[str, Any]:
         ) from None
 
 
+def strategy_label(strategy: StrategyModule) -> str:
+    """The label that rebuilds ``strategy``: its name, then each changed setting after ``+``.
+
+    The inverse of ``parse_label`` for settings a label can write (switches and numbers);
+    a nested setting (``gated``'s inner strategy) is left out.
+    """
+    parts = [strategy.name]
+    for key, value in strategy.config().items():
+        if value is True:
+            parts.append(key)
+        elif value is False:
+            parts.append(f"{key}=false")
+        elif isinstance(value, int | float):
+            parts.append(f"{key}={value:g}")
+    return "+".join(parts)
+
+
 def strategy_with(name: str, settings: Mapping[str, Any]) -> StrategyModule:
     """Strategy ``name`` built with the entries of ``settings`` its constructor takes.
 
@@ -123,6 +140,7 @@ __all__ = [
     "make_strategy",
     "parse_label",
     "register_strategy",
+    "strategy_label",
     "strategy_roles",
     "strategy_with",
 ]

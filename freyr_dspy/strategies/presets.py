@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_STRATEGY", "PRESETS", "Preset", "default_strategy"]
+__all__ = ["DEFAULT_STRATEGY", "PRESETS", "PRESET_LABEL", "Preset", "default_strategy"]
 
 #: What runs when neither the user nor a preset names a strategy.
 DEFAULT_STRATEGY = "freyr"
+
+#: The strategy label that names a model's preset (``--strategy preset,native``).
+PRESET_LABEL = "preset"
 
 
 @dataclass(frozen=True)
