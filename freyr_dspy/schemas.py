@@ -13,6 +13,7 @@ __all__ = [
     "CallRecord",
     "Failure",
     "FailureKind",
+    "OpenAsk",
     "OptimizerConfig",
     "OptimizerName",
     "Outcome",
@@ -113,6 +114,17 @@ class Failure(BaseModel):
         return self.detail
 
 
+class OpenAsk(BaseModel):
+    """Something the user asked that no call carried out, and why; the reply names it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    #: The words of the request that asked for it.
+    ask: str
+    #: Why it was not done: no offered tool does it, or the error of the call that failed.
+    reason: str
+
+
 class Result(BaseModel):
     """Everything one program call produced.
 
@@ -130,6 +142,14 @@ class Result(BaseModel):
     usage: dict[str, RoleUsage] = Field(default_factory=dict)
     failure: Failure | None = Field(
         default=None, description="why the request could not be completed"
+    )
+    open_asks: list[OpenAsk] = Field(
+        default_factory=list, description="asks of the request that no call carried out"
+    )
+    unsupported: list[str] = Field(
+        default_factory=list,
+        description="results the summary role stated that no outcome or request gave; the "
+        "reply was written from the outcomes instead",
     )
 
     @property

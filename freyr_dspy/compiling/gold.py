@@ -29,12 +29,14 @@ from freyr_dspy.benchmark import GoldCall, gold_calls
 from freyr_dspy.compiling.metrics import BenchmarkMetric
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.prompting.parsing import CONVERSATION
+from freyr_dspy.roles.asks import ASK_WORDS_MOST, NO_TOOL
 from freyr_dspy.testing import Answer, FakeCall, FakeEngine
 
 __all__ = [
     "GOLD_ANSWERS",
     "GoldAnswer",
     "GoldContext",
+    "ask_quotes",
     "detached_copy",
     "gold_demos",
     "register_gold_answer",
@@ -75,6 +77,15 @@ _SPEC_NAME = re.compile(r"^\s*-\s*([\w.-]+)\s*:", re.M)
 
 def _intent(call: FakeCall, gold: GoldContext) -> Answer | None:
     return {"intents": [c.tool for c in gold.calls] or [CONVERSATION]}
+
+
+def _asks(call: FakeCall, gold: GoldContext) -> Answer | None:
+    message = call.inputs.get("message", "")
+    tools = [c.tool for c in gold.calls]
+    if not tools:
+        return {"asks": [{"ask": _clip(message), "tool": NO_TOOL}]}
+    quotes = ask_quotes(message, [c.arguments or {} for c in gold.calls])
+    return {"asks": [{"ask": q, "tool": t} for q, t in zip(quotes, tools, strict=True)]}
 
 
 def _parameters(call: FakeCall, gold: GoldContext) -> Answer | None:
@@ -126,6 +137,7 @@ _PLACEHOLDERS: dict[str, Answer] = {"chat": {"reply": "OK."}, "summary": {"reply
 
 GOLD_ANSWERS: dict[str, GoldAnswer] = {
     "intent": _intent,
+    "asks": _asks,
     "confirm": _confirm,
     "parameters": _parameters,
     "summary": _summary,
@@ -133,6 +145,44 @@ GOLD_ANSWERS: dict[str, GoldAnswer] = {
     "tool_selection": _tool_selection,
     "library": _library,
 }
+
+
+#: Where a request's asks part: commas, semicolons, "and", "then", sentence ends.
+_CLAUSE_BREAK = re.compile(r"\s*(?:[,;]|\band\b|\bthen\b|\balso\b|[.?!](?=\s|$))\s*", re.I)
+
+
+def ask_quotes(message: str, calls: Sequence[dict[str, Any]]) -> list[str]:
+    """The words of ``message`` each call answers: its clause, found by the call's values.
+
+    One call answers the whole message. For several, the message is cut into clauses and each
+    call takes the clause (and those between it and the next call's) that states most of its
+    values; a call whose values no clause states quotes the whole message.
+    """
+    if len(calls) <= 1:
+        return [_clip(message)] * len(calls)
+    clauses = [c for c in _CLAUSE_BREAK.split(message) if c and c.strip()]
+    picked = [_best_clause(clauses, arguments) for arguments in calls]
+    return [_clip(clauses[i]) if i is not None else _clip(message) for i in picked]
+
+
+def _best_clause(clauses: Sequence[str], arguments: dict[str, Any]) -> int | None:
+    values = [str(v).casefold() for v in _leaves(arguments) if str(v).strip()]
+    scores = [sum(v in clause.casefold() for v in values) for clause in clauses]
+    best = max(range(len(clauses)), key=lambda i: scores[i], default=None)
+    return best if best is not None and scores[best] > 0 else None
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [] if isinstance(value, bool) or value is None else [value]
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= ASK_WORDS_MOST else text[: ASK_WORDS_MOST - 1].rstrip() + "…"
 
 
 def register_gold_answer(role: str, answer: GoldAnswer) -> None:

@@ -19,6 +19,7 @@ from freyr_dspy.roles.summary import Summarizer, SummarySignature
 ROLES: Registry[type[Role]] = Registry(
     "role",
     (
+        "freyr_dspy.roles.asks",
         "freyr_dspy.roles.confirm",
         "freyr_dspy.roles.tool_selection",
         "freyr_dspy.roles.library",

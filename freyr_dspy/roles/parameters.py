@@ -7,6 +7,7 @@ where the tool declares them), plus the give-up opt-out once an attempt has fail
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -120,8 +121,20 @@ def several_calls_contract(tool: Tool, most: int) -> Contract:
     }
 
 
-def several_calls_note(tool: str, most: int) -> str:
-    """What follows the tool's spec when the plan calls it more than once."""
+def several_calls_note(tool: str, most: int, asks: Sequence[str] = ()) -> str:
+    """What follows the tool's spec when the plan calls it more than once.
+
+    ``asks``: the words of each thing asked of the tool, listed in order when known.
+    """
+    if asks:
+        listed = " ".join(
+            f"{n}. {json.dumps(words, ensure_ascii=False)}" for n, words in enumerate(asks, 1)
+        )
+        return (
+            f"The message asks {len(asks)} things of {tool}: {listed}. Write "
+            '{"calls": [...]} with one arguments object per thing asked, in this order, '
+            "each with the values of its own words."
+        )
     return (
         f"The message may ask for several calls of {tool} (at most {most}): one for each "
         'thing it asks of the tool. Write {"calls": [...]} with one arguments object per '

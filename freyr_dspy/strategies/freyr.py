@@ -19,6 +19,7 @@ from freyr_dspy.prompting.placeholders import says_nothing
 from freyr_dspy.roles.confirm import confirm_contract, confirmed
 from freyr_dspy.roles.intent import intent_contract
 from freyr_dspy.schemas import Result
+from freyr_dspy.strategies.asks import Ask, open_asks, plan_of, recognise_asks
 from freyr_dspy.strategies.base import StrategyModule
 from freyr_dspy.strategies.calibration import calibrated_first_tool
 from freyr_dspy.strategies.policies import CallPolicy, PlanningPolicy, changed_settings
@@ -147,11 +148,12 @@ def _check_with_the_planners_model(run: Run) -> None:
     the borrowed model too, so a program saved afterwards loads with the same one.
     """
     program = run.program
-    confirm, intent = program.role("confirm"), program.role("intent")
+    planner = "intent" if "intent" in program.role_names else "asks"
+    confirm, intent = program.role("confirm"), program.role(planner)
     if not has_lm(confirm) and has_lm(intent):
         confirm.set_lm(next(p.lm for p in intent.predictors() if p.lm is not None))
-        if "intent" in program.assignment:
-            program.assignment["confirm"] = program.assignment["intent"]
+        if planner in program.assignment:
+            program.assignment["confirm"] = program.assignment[planner]
 
 
 def freed_slots(plan: Sequence[str], kept: Sequence[str]) -> Counter[str]:
@@ -181,8 +183,7 @@ def replanned(
     run: Run,
     intents: list[str],
     skipped: list[str],
-    planning: PlanningPolicy,
-    calling: CallPolicy,
+    strategy: Freyr,
     *,
     respond: bool = True,
 ) -> Result:
@@ -190,7 +191,7 @@ def replanned(
 
     A small model's wrong first tool (a corridor for "a new room joined to the hall") fails
     whatever arguments it writes, and its retries only rewrite the arguments. Nothing has
-    changed yet, so the intent role is asked again with the failed call and its last error
+    changed yet, so the planning role is asked again with the failed call and its last error
     added to the conversation (``replan_note``), and with the failed tool left out of the
     catalog: shown the note alone, Qwen 1.5B planned the same tool again every time. The
     first plan asked for a tool, so the second must name one: offered ``conversation`` too,
@@ -204,19 +205,22 @@ def replanned(
         return after_calls(run, intents, skipped=skipped, respond=respond)
     conversation = replan_note(run.conversation, failed.tool, failed.outcome.message)
     with catalog_without(run, failed.tool):
-        planned, _ = recognise_intents(
-            run, calibrate=planning.calibrate, conversation=conversation, require_tool=True
-        )
-        new_intents = confirm_intents(run, planned, scored=planning.scored_confirm)
-    new_tools = [name for name in new_intents if name != CONVERSATION]
+        selection = strategy.select(run, conversation=conversation, require_tool=True)
+    new_tools = selection.tools
     if not new_tools:
         return after_calls(run, intents, skipped=skipped, respond=respond)
     first_call = len(run.calls)
-    spare = freed_slots(planned, new_intents) if planning.refill else Counter()
-    new_skipped = call_until_exhausted(run, new_tools, calling, spare)
-    return after_calls(
-        run, new_intents, skipped=new_skipped, respond=respond, first_call=first_call
+    new_skipped = call_until_exhausted(
+        run, new_tools, strategy.calling, selection.spare, selection.words()
     )
+    return after_calls(
+        run, selection.plan, skipped=new_skipped, respond=respond, first_call=first_call
+    )
+
+
+def planning_role(strategy: Freyr) -> str:
+    """The role that writes ``strategy``'s plan: ``asks`` or ``intent``."""
+    return "asks" if strategy.planning.asks else "intent"
 
 
 @contextmanager
@@ -272,6 +276,11 @@ class Freyr(StrategyModule):
             tool of a one-tool plan to be kept, when ``abstain`` and ``scored_confirm`` are on
             (``--strategy freyr+abstain+scored_confirm+abstain_margin=2``); None: the margin of
             every scored verdict (``scored_confirm.CONFIRM_MARGIN``).
+        asks: plan with the ``asks`` role instead of the intent role: each thing the
+            request asks for, quoted, with its tool or none (``freyr_dspy.strategies.asks``).
+            Two asks of one tool become two calls, each written from its own words; an ask no
+            tool fits gets no call while the others run, and the reply names it as not done.
+            Not with ``calibrate``.
         require_stated: do not make a call whose required text values share no word with
             the request (``freyr_dspy.strategies.grounding.unstated_required``); when no call
             is left, the ``chat`` role replies, and may ask for what is missing.
@@ -300,12 +309,26 @@ class Freyr(StrategyModule):
         scored_confirm: bool = False,
         refill: bool = False,
         abstain_margin: float | None = None,
+        asks: bool = False,
     ) -> None:
         self.planning = PlanningPolicy(
-            confirm, calibrate, replan, abstain, scored_confirm, refill, abstain_margin
+            confirm=confirm,
+            calibrate=calibrate,
+            replan=replan,
+            abstain=abstain,
+            scored_confirm=scored_confirm,
+            refill=refill,
+            abstain_margin=abstain_margin,
+            asks=asks,
         )
-        self.calling = CallPolicy(exclude_blamed, choose_listed, require_stated, split_calls)
-        roles = ("intent", "confirm", "parameters", "summary", "chat")
+        self.calling = CallPolicy(
+            exclude_blamed=exclude_blamed,
+            choose_listed=choose_listed,
+            require_stated=require_stated,
+            split_calls=split_calls,
+        )
+        planner = "asks" if asks else "intent"
+        roles = (planner, "confirm", "parameters", "summary", "chat")
         super().__init__(roles if confirm else tuple(r for r in roles if r != "confirm"))
 
     def config(self) -> dict[str, Any]:
@@ -313,8 +336,11 @@ class Freyr(StrategyModule):
         return changed_settings(self.planning, self.calling)
 
     def warm(self, run: Run) -> None:
-        """The intent role's prompt (the catalog) and each tool's first parameters prompt."""
-        _ask_intents(run, MAX_INTENTS, run.conversation)
+        """The planning role's prompt (the catalog) and each tool's first parameters prompt."""
+        if self.planning.asks:
+            recognise_asks(run)
+        else:
+            _ask_intents(run, MAX_INTENTS, run.conversation)
         for tool in run.toolbox:
             warm_parameters(run, tool)
 
@@ -322,9 +348,27 @@ class Freyr(StrategyModule):
         """Run Algorithm 1 for one request."""
         return self.act(run, self.select(run))
 
-    def select(self, run: Run) -> Selection:
-        """Plan the calls (the intent role), checked by the confirm role where it is held."""
-        planned, unknown = recognise_intents(run, calibrate=self.planning.calibrate)
+    def select(
+        self, run: Run, *, conversation: str | None = None, require_tool: bool = False
+    ) -> Selection:
+        """Plan the calls (the intent or asks role), checked by the confirm role where held.
+
+        ``conversation`` replaces the run's earlier turns in the planning prompt (a re-plan
+        adds its note); ``require_tool`` makes the plan name tools only.
+        """
+        asks: list[Ask] = []
+        if self.planning.asks:
+            asks, unknown = recognise_asks(
+                run, conversation=conversation, require_tool=require_tool
+            )
+            planned = plan_of(asks)
+        else:
+            planned, unknown = recognise_intents(
+                run,
+                calibrate=self.planning.calibrate,
+                conversation=conversation,
+                require_tool=require_tool,
+            )
         planning = self.planning
         intents = confirm_intents(
             run,
@@ -334,7 +378,8 @@ class Freyr(StrategyModule):
             abstain_margin=planning.abstain_margin,
         )
         spare = freed_slots(planned, intents) if planning.refill else Counter()
-        return Selection(intents, unknown, unknown_tools_failure("intent", unknown), spare)
+        failure = unknown_tools_failure(planning_role(self), unknown)
+        return Selection(intents, unknown, failure, spare, asks=tuple(asks))
 
     def act(self, run: Run, selection: Selection, *, respond: bool = True) -> Result:
         """Make the planned calls with retries, then reply (``respond=False``: no reply).
@@ -343,11 +388,12 @@ class Freyr(StrategyModule):
         lacked a value the user never gave (``require_stated``): the reply may ask for it.
         """
         intents, tools = selection.plan, selection.tools
+        run.open_asks = open_asks(selection.asks, intents)
         if not tools:
             return without_tools(run, intents, selection.failure, respond=respond)
-        skipped = call_until_exhausted(run, tools, self.calling, selection.spare)
+        skipped = call_until_exhausted(run, tools, self.calling, selection.spare, selection.words())
         if run.calls and all(call.never_made for call in run.calls):
             return without_tools(run, intents, respond=respond)
         if self.planning.replan and run.calls and run.calls[0].exhausted:
-            return replanned(run, intents, skipped, self.planning, self.calling, respond=respond)
+            return replanned(run, intents, skipped, self, respond=respond)
         return after_calls(run, intents, skipped=skipped, respond=respond)

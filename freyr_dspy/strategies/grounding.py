@@ -52,6 +52,7 @@ __all__ = [
     "ground_arguments",
     "tool_without_examples",
     "unstated_required",
+    "unsupported_numbers",
     "without_examples",
 ]
 
@@ -131,6 +132,21 @@ class Evidence:
             return self.states(float(value.replace(",", "")))
         except ValueError:
             return False
+
+
+def unsupported_numbers(text: str, evidence: Evidence) -> list[str]:
+    """The numbers ``text`` writes that the evidence does not, in order, each once.
+
+    What a reply invents when it reports a result no tool returned is mostly a number: a
+    temperature, an amount, a count. Numbers are compared by value (``2.0`` by "2").
+    """
+    found: list[str] = []
+    for match in _NUMBER.findall(text):
+        value = float(match.replace(",", ""))
+        stated = any(math.isclose(value, n, rel_tol=1e-9) for n in evidence.numbers)
+        if not stated and match not in found:
+            found.append(match)
+    return found
 
 
 def ground_arguments(

@@ -32,6 +32,8 @@ class PlanningPolicy:
             planned before it, kept only when it differs in values the request states.
         abstain_margin: the scored margin for a plan of one tool (``abstain`` and
             ``scored_confirm``); None: the margin of every scored verdict.
+        asks: plan with the ``asks`` role (each thing asked, quoted, mapped to a tool or
+            none) instead of the intent role.
     """
 
     confirm: bool = True
@@ -41,11 +43,16 @@ class PlanningPolicy:
     scored_confirm: bool = False
     refill: bool = False
     abstain_margin: float | None = None
+    asks: bool = False
 
     def __post_init__(self) -> None:
         for name in ("abstain", "scored_confirm", "refill"):
             if getattr(self, name) and not self.confirm:
                 raise ConfigError(f"freyr: {name} checks plans with the confirm role; keep confirm")
+        if self.asks and self.calibrate:
+            raise ConfigError(
+                "freyr: calibrate re-chooses the intent role's first tool; asks plans without it"
+            )
         if self.abstain_margin is not None and not (self.abstain and self.scored_confirm):
             raise ConfigError(
                 "freyr: abstain_margin scores one-tool plans; needs abstain and scored_confirm"

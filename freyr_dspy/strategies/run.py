@@ -20,7 +20,15 @@ from dspy.utils.exceptions import LMError
 
 from freyr_dspy.errors import BackendError, ConfigError, FakeLMError, exception_chain, one_line
 from freyr_dspy.roles import Role
-from freyr_dspy.schemas import CallRecord, Failure, FailureKind, Outcome, Result, RoleUsage
+from freyr_dspy.schemas import (
+    CallRecord,
+    Failure,
+    FailureKind,
+    OpenAsk,
+    Outcome,
+    Result,
+    RoleUsage,
+)
 from freyr_dspy.strategies.grounding import Evidence, copied_examples, examples_of, ground_arguments
 from freyr_dspy.tools import Toolbox
 
@@ -76,6 +84,8 @@ class Run:
     usage: dict[str, RoleUsage] = field(default_factory=dict)
     #: The tools planned so far, kept here so a model failure later in the run still reports them.
     intents: list[str] = field(default_factory=list)
+    #: Asks of the request no call is planned for (the reply names them as not done).
+    open_asks: list[OpenAsk] = field(default_factory=list)
     #: (tool, argument, value) copies of a description's example already refused once.
     refused_copies: set[tuple[str, str, str]] = field(default_factory=set)
     #: Stop once the calls are made: no summary call (the caller reads ``result.calls``).
@@ -207,8 +217,15 @@ class Run:
             "the user gave; write the value the request gives"
         )
 
-    def result(self, reply: str, intents: list[str], failure: Failure | None = None) -> Result:
-        """Package what this run produced."""
+    def result(
+        self,
+        reply: str,
+        intents: list[str],
+        failure: Failure | None = None,
+        *,
+        unsupported: list[str] | None = None,
+    ) -> Result:
+        """Package what this run produced (``unsupported``: what a rewritten reply invented)."""
         return Result(
             reply=reply,
             strategy=self.program.strategy_name,
@@ -217,6 +234,8 @@ class Run:
             state=self.state,
             usage=self.usage,
             failure=failure,
+            open_asks=self.open_asks,
+            unsupported=unsupported or [],
         )
 
     def render_outcomes(self) -> str:

@@ -13,7 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from freyr_dspy.prompting.parsing import CONVERSATION
-from freyr_dspy.schemas import CallRecord, Failure, Result
+from freyr_dspy.schemas import CallRecord, Failure, OpenAsk, Result
+from freyr_dspy.strategies.asks import Ask
+from freyr_dspy.strategies.replies import checked_reply, not_done_sentence, outcomes_text
 from freyr_dspy.strategies.run import Run, call_text
 from freyr_dspy.tools import recorded_outcome
 
@@ -44,11 +46,21 @@ class Selection:
     unknown: list[str]
     failure: Failure | None = None
     spare: Mapping[str, int] = field(default_factory=dict)
+    #: The request's asks, when the plan was made from them (``Freyr(asks=True)``).
+    asks: tuple[Ask, ...] = ()
 
     @property
     def tools(self) -> list[str]:
         """The planned tool calls, in order (a tool planned twice appears twice)."""
         return [name for name in self.plan if name != CONVERSATION]
+
+    def words(self) -> dict[str, list[str]]:
+        """Tool -> the words of each of its asks, for tools asked more than once."""
+        asked: dict[str, list[str]] = {}
+        for ask in self.asks:
+            if ask.tool is not None and ask.tool in self.plan:
+                asked.setdefault(ask.tool, []).append(ask.words)
+        return {tool: words for tool, words in asked.items() if len(words) > 1}
 
 
 def chat(run: Run, intents: list[str], failure: Failure | None = None) -> Result:
@@ -77,14 +89,18 @@ def summarise(
     if run.calls_only:
         return run.result("", intents, failure)
     if run.calls and all(call.outcome == recorded_outcome(call.tool) for call in run.calls):
-        return run.result(recorded_reply(run.calls), intents, failure)
+        return run.result(recorded_reply(run.calls, run.open_asks), intents, failure)
     prediction = run.call_role(
-        "summary", message=run.message, outcomes=run.render_outcomes(), state=run.state_text()
+        "summary",
+        message=run.message,
+        outcomes=outcomes_text(run.calls, run.open_asks),
+        state=run.state_text(),
     )
-    return run.result(prediction.reply, intents, failure)
+    reply, invented = checked_reply(run, prediction.reply)
+    return run.result(reply, intents, failure, unsupported=invented)
 
 
-def recorded_reply(calls: Sequence[CallRecord]) -> str:
+def recorded_reply(calls: Sequence[CallRecord], open_asks: Sequence[OpenAsk] = ()) -> str:
     """The reply when every call was recorded and none run: the calls, and no outcome.
 
     A tool without a function (an OpenAI tool dict, a spec read from a file) records its
@@ -94,7 +110,8 @@ def recorded_reply(calls: Sequence[CallRecord]) -> str:
     call and claims nothing.
     """
     listed = "; ".join(call_text(call) for call in calls)
-    return f"Prepared, not run (these tools have no function here): {listed}."
+    reply = f"Prepared, not run (these tools have no function here): {listed}."
+    return f"{reply} {not_done_sentence(open_asks)}" if open_asks else reply
 
 
 def without_tools(

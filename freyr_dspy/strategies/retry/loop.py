@@ -8,7 +8,7 @@ goes through ``call_until_exhausted``, so the policy's switches work for each of
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +50,7 @@ def call_until_exhausted(
     tool_names: list[str],
     policy: CallPolicy,
     spare: Mapping[str, int] | None = None,
+    words: Mapping[str, list[str]] | None = None,
 ) -> list[str]:
     """Call each tool in order with retries; stop at the first that exhausts them.
 
@@ -63,15 +64,22 @@ def call_until_exhausted(
     every planned tool is filled that way, for models that name a tool once whatever
     the message asks of it; ``spare[name]`` more calls of a tool may be written too (the
     plan's dropped entries, ``Freyr(refill=True)``). Calls beyond those planned are kept only
-    when they differ in values the request states. Returns the names never attempted.
+    when they differ in values the request states. ``words[name]``: the words of each ask of
+    the tool (``Freyr(asks=True)``), shown so that each call takes its own ask's values.
+    Returns the names never attempted.
     """
     planned = Counter(tool_names)
     spare = spare or {}
+    words = words or {}
     split = SPLIT_MOST if policy.split_calls else 1
     order = list(dict.fromkeys(tool_names))
     for index, name in enumerate(order):
         most = max(planned[name] + spare.get(name, 0), split)
-        several = fill_several(run, name, most, asked=planned[name]) if most > 1 else [None]
+        several = (
+            fill_several(run, name, most, asked=planned[name], words=words.get(name, ()))
+            if most > 1
+            else [None]
+        )
         for first in several:
             if call_with_retries(run, name, policy, first=first).exhausted:
                 return [n for n in tool_names if n in order[index + 1 :]]
@@ -101,7 +109,12 @@ def warm_parameters(run: Run, tool: Tool) -> None:
 
 
 def fill_several(
-    run: Run, tool_name: str, most: int, *, asked: int | None = None
+    run: Run,
+    tool_name: str,
+    most: int,
+    *,
+    asked: int | None = None,
+    words: Sequence[str] = (),
 ) -> list[dict[str, Any] | None]:
     """The arguments of each call of ``tool_name`` the message asks for (at most ``most``).
 
@@ -113,12 +126,13 @@ def fill_several(
 
     ``asked``: how many calls the plan named (default ``most``). Calls beyond it are the
     model's own split (``split_calls``), kept only when each differs from the calls before
-    it in values the request states (``differs_by_stated_values``).
+    it in values the request states (``differs_by_stated_values``). ``words``: the words of
+    each ask of the tool, listed in the note so that each call is written from its own.
     """
     tool = run.toolbox.get(tool_name)
     if not tool.parameters:
         return [{}] * most
-    spec = f"{render_tool_spec(tool)}\n\n{several_calls_note(tool.name, most)}"
+    spec = f"{render_tool_spec(tool)}\n\n{several_calls_note(tool.name, most, words)}"
     inputs = parameters_inputs(run, spec)
     prediction = run.call_role("parameters", contract=several_calls_contract(tool, most), **inputs)
     written = prediction.arguments
