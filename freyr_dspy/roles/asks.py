@@ -34,12 +34,12 @@ ASK_WORDS_MOST = 100
 class AsksSignature(dspy.Signature):
     """List each separate thing the user's latest message asks for, and the tool that does it.
 
-    For each thing asked, quote the words of the message that ask for it, then name the one
-    tool that does exactly that, or `none` if no listed tool can do it as asked. Two things
-    asked of one tool (two cities, two amounts, two names) are two entries, each quoting its
-    own values; values that belong to one action (from, to, date) stay in one entry. A
-    greeting, a question about the assistant, or a task none of the tools can do is one
-    entry with `none`.
+    Write one entry per call to make. If the message asks the same tool for two or more
+    values (two cities, two times, three numbers), write one entry per value, each quoting
+    only its own part of the message: for "weather in Rome and in Lima" write "weather in
+    Rome" and "in Lima". Values of one action (from, to, a date, a name) stay in one entry.
+    Name the tool that does exactly what the entry asks, or `none` if no listed tool can do
+    it: a greeting, a question about the assistant, or a task none of the tools can do.
     """
 
     conversation: str = dspy.InputField(desc="earlier turns of the dialogue, oldest first")

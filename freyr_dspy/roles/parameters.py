@@ -27,6 +27,7 @@ __all__ = [
     "ParametersSignature",
     "give_up_feedback",
     "gives_up",
+    "one_call_note",
     "parameters_contract",
     "several_calls_contract",
     "several_calls_note",
@@ -139,6 +140,14 @@ def several_calls_note(tool: str, most: int, asks: Sequence[str] = ()) -> str:
         f"The message may ask for several calls of {tool} (at most {most}): one for each "
         'thing it asks of the tool. Write {"calls": [...]} with one arguments object per '
         "call, each with the values of its own request."
+    )
+
+
+def one_call_note(words: str) -> str:
+    """What follows the tool's spec when the message asks several things and this is one."""
+    return (
+        "The message asks several things; this call is for the part that asks: "
+        f"{json.dumps(words, ensure_ascii=False)}. Take its values from there."
     )
 
 

@@ -55,12 +55,17 @@ class Selection:
         return [name for name in self.plan if name != CONVERSATION]
 
     def words(self) -> dict[str, list[str]]:
-        """Tool -> the words of each of its asks, for tools asked more than once."""
+        """Tool -> the words of each of its asks, when the request asks several things.
+
+        Empty for a request of one ask: its call is written from the whole message.
+        """
+        if len(self.asks) < 2:
+            return {}
         asked: dict[str, list[str]] = {}
         for ask in self.asks:
             if ask.tool is not None and ask.tool in self.plan:
                 asked.setdefault(ask.tool, []).append(ask.words)
-        return {tool: words for tool, words in asked.items() if len(words) > 1}
+        return asked
 
 
 def chat(run: Run, intents: list[str], failure: Failure | None = None) -> Result:

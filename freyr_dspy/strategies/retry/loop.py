@@ -16,6 +16,7 @@ from freyr_dspy.prompting.placeholders import NO_FEEDBACK
 from freyr_dspy.roles.parameters import (
     give_up_feedback,
     gives_up,
+    one_call_note,
     parameters_contract,
     several_calls_contract,
     several_calls_note,
@@ -75,13 +76,13 @@ def call_until_exhausted(
     order = list(dict.fromkeys(tool_names))
     for index, name in enumerate(order):
         most = max(planned[name] + spare.get(name, 0), split)
+        asked = words.get(name, ())
         several = (
-            fill_several(run, name, most, asked=planned[name], words=words.get(name, ()))
-            if most > 1
-            else [None]
+            fill_several(run, name, most, asked=planned[name], words=asked) if most > 1 else [None]
         )
+        focus = asked[0] if most == 1 and len(asked) == 1 else None
         for first in several:
-            if call_with_retries(run, name, policy, first=first).exhausted:
+            if call_with_retries(run, name, policy, first=first, words=focus).exhausted:
                 return [n for n in tool_names if n in order[index + 1 :]]
     return []
 
@@ -150,7 +151,12 @@ def fill_several(
 
 
 def call_with_retries(
-    run: Run, tool_name: str, policy: CallPolicy, *, first: dict[str, Any] | None = None
+    run: Run,
+    tool_name: str,
+    policy: CallPolicy,
+    *,
+    first: dict[str, Any] | None = None,
+    words: str | None = None,
 ) -> CallRecord:
     """FREYR's inner loop: parameters -> execute -> on error, feed it back and retry.
 
@@ -163,8 +169,11 @@ def call_with_retries(
 
     ``first``: the arguments of the first attempt, already written (one of several calls
     of the tool filled together, ``fill_several``); the role is asked only to retry.
+    ``words``: the words of the ask this call answers, when the request asks several things
+    (``one_call_note``): a tool shown the whole request took another ask's values.
     """
     attempts = _Attempts.of(run.toolbox.get(tool_name), policy, 1 + run.max_retries)
+    attempts.note = one_call_note(words) if words else ""
     while attempts.left > 0:
         attempts.left -= 1
         if not attempts.write(run, first) or attempts.try_call(run, policy):
@@ -206,6 +215,13 @@ class _Attempts:
     gave_up: bool = False
     #: The tool has run at least once (a copied example refused is not a run).
     ran: bool = False
+    #: What follows the tool's spec (the words of the ask this call answers), or nothing.
+    note: str = ""
+
+    def spec_text(self) -> str:
+        """The tool as the parameters role is shown it: its spec, then the note."""
+        spec = render_tool_spec(self.shown)
+        return f"{spec}\n\n{self.note}" if self.note else spec
 
     @classmethod
     def of(cls, tool: Tool, policy: CallPolicy, attempts: int) -> _Attempts:
@@ -228,7 +244,7 @@ class _Attempts:
                 forbidden=self.limits.forbidden,
                 choices=self.limits.choices,
             ),
-            **parameters_inputs(run, render_tool_spec(self.shown), self.feedback),
+            **parameters_inputs(run, self.spec_text(), self.feedback),
         )
         names = {p.name for p in self.tool.parameters}
         reason = gives_up(prediction.arguments, names) if self.errors else None
