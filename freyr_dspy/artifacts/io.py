@@ -7,7 +7,9 @@ One file holds both, so they can never drift apart::
 ``program`` is DSPy's ``dump_state()`` with every LM detached (never pickle, never an API
 key); ``meta`` is ``artifacts.meta.ArtifactMeta``. ``load`` refuses anything it cannot trust
 to behave as compiled: a corrupt or truncated file, another format or DSPy/freyr version, a
-role whose signature changed, a path outside the allowed folder. Names the program's domain
+role whose signature changed. Any path the caller names is read (a path on the caller's own
+command line is theirs to name; the server never loads a path a request gives). Names the
+program's domain
 reads from benchmark data (tool, API and parameter names) are stored by position and filled in
 on load (``program.name_refs``), so an artifact copies none of the data and is refused against
 another catalog.
@@ -81,8 +83,8 @@ def read_artifact(
     """Read and check an artifact; return its metadata and program state.
 
     Raises:
-        ArtifactError: outside the allowed folder, missing, corrupt, truncated, or built by
-            another format or DSPy/freyr version.
+        ArtifactError: missing, corrupt, truncated, or built by another format or DSPy/freyr
+            version.
     """
     resolved = resolve_path(path, root or (settings or Settings()).compiled_dir)
     try:
@@ -118,12 +120,12 @@ def load(
     """Rebuild a compiled program, ready to call.
 
     Args:
-        path: the artifact, inside ``settings.compiled_dir`` (or ``root``); a bare name is
-            looked up there.
+        path: the artifact: a path (relative to the working directory), or a name looked
+            up in ``settings.compiled_dir`` (or ``root``).
         models: other models than recorded: one id for every role, or role -> id or
             ``RoleModel``. Roles not named keep their recorded model and sampling.
         settings: where ``compiled/`` is and whether the DSPy cache is on.
-        root: the allowed folder, instead of ``settings.compiled_dir``.
+        root: where a bare name is looked up, instead of ``settings.compiled_dir``.
         toolbox: the tools of a program compiled for your own tools (required for those;
             a benchmark's program may take it to use other tools than its domain's).
         allow_changed_tools: accept, with a warning, a toolbox whose tools differ from the
@@ -144,21 +146,15 @@ def load(
 
 
 def resolve_path(path: str | Path, root: Path) -> Path:
-    """Resolve ``path`` (relative to the working directory, else to ``root``) inside ``root``.
+    """Resolve ``path``: as given when it exists or is absolute, else inside ``root``.
 
-    Raises:
-        ArtifactError: when the resolved path lies outside ``root``.
+    ``compiled/x.json`` and ``/data/x.json`` are read where they are; a bare ``x.json`` that
+    is not in the working directory is looked up in ``root`` (the project's ``compiled/``).
     """
-    candidate = Path(path)
+    candidate = Path(path).expanduser()
     if not candidate.is_absolute() and not candidate.exists():
         candidate = root / candidate
-    resolved, allowed = candidate.resolve(), root.resolve()
-    if not resolved.is_relative_to(allowed):
-        raise ArtifactError(
-            f"artifact path {str(path)!r} is outside the allowed folder "
-            f"{allowed}; put it there or set FREYR_PROJECT_DIR"
-        )
-    return resolved
+    return candidate.resolve()
 
 
 def _refer_data_names(

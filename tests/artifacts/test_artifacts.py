@@ -222,20 +222,21 @@ def test_migrate_state_keys_renames_only_unambiguous_role_keys() -> None:
     }
 
 
-def test_path_outside_the_allowed_folder(
-    compiled: tuple[FreyrProgram, Path, Settings], tmp_path: Path
+def test_any_path_the_caller_names_loads_and_a_bare_name_is_looked_up_in_compiled(
+    compiled: tuple[FreyrProgram, Path, Settings],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _, path, settings = compiled
-    outside = tmp_path / "elsewhere.json"
+    outside = tmp_path / "elsewhere" / "x.json"
+    outside.parent.mkdir()
     outside.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
-    for candidate in (
-        outside,
-        "../elsewhere.json",
-        settings.compiled_dir / ".." / "elsewhere.json",
-    ):
-        with pytest.raises(ArtifactError, match="outside the allowed folder"):
-            load(candidate, settings=settings)
-    assert load(outside, settings=settings, root=tmp_path) is not None
+    monkeypatch.chdir(outside.parent)
+    for candidate in (outside, "x.json", settings.compiled_dir / ".." / "elsewhere" / "x.json"):
+        assert load(candidate, settings=settings).strategy_name == "freyr"
+    assert load(path.name, settings=settings) is not None  # not here: found in compiled/
+    with pytest.raises(ArtifactError, match="cannot read artifact"):
+        load("missing.json", settings=settings)
 
 
 def test_writes_are_atomic(
