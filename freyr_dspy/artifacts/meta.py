@@ -79,6 +79,8 @@ class ArtifactMeta(BaseModel):
     #: Tool -> hash of the user's tools a plain tool-use program was compiled for
     #: (``tools.fingerprint``); None when it takes any toolbox (rows brought their own).
     toolbox: dict[str, str] | None = None
+    #: How the compile study chose this program: trials, scores, the guard's decision.
+    search: dict[str, Any] | None = None
 
 
 def build_meta(program: FreyrProgram, **fields: Any) -> ArtifactMeta:

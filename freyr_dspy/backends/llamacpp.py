@@ -42,6 +42,7 @@ from freyr_dspy.backends.llamacpp_tools import (
     choose_with_handler,
     choose_with_template,
 )
+from freyr_dspy.backends.replay import ReplayMemo
 from freyr_dspy.errors import ToolUnsupportedError
 
 __all__ = [
@@ -142,6 +143,9 @@ class LlamaCppEngine:
         #: (prompt, continuations) -> scores: the calibrated tool choice scores the same
         #: content-free prompt for every request to one toolbox (``_remember_scores``).
         self._scores: OrderedDict[tuple[str, tuple[str, ...]], ContinuationScores] = OrderedDict()
+        #: Calls already made, replayed for an identical request while a study runs
+        #: (``freyr_dspy.backends.replay``); None: every call is made.
+        self.replay: ReplayMemo | None = None
 
     @property
     def prompt_seconds(self) -> float:
@@ -216,7 +220,15 @@ class LlamaCppEngine:
         return llama
 
     def complete(self, request: Request) -> Response:
-        """Run one chat completion and convert it to a DSPy ``Response``."""
+        """Run one chat completion and convert it to a DSPy ``Response``.
+
+        While a replay memo is attached, an identical request is answered from it.
+        """
+        if self.replay is not None:
+            return self.replay.recall("complete", repr(request), lambda: self._complete(request))
+        return self._complete(request)
+
+    def _complete(self, request: Request) -> Response:
         kwargs = completion_kwargs(request, self.seed, compact=self.compact_json)
         messages = to_openai_messages(request)
         free_choice = bool(kwargs.get("tools")) and kwargs.get("tool_choice") in (
@@ -259,7 +271,16 @@ class LlamaCppEngine:
 
         None when the engine does not render prompts with the file's own chat template (a
         ``chat_format`` was named): the scores would be of a prompt the model never sees.
+        While a replay memo is attached, a scoring already made is answered from it.
         """
+        if self.replay is not None:
+            key = repr((messages, tuple(continuations)))
+            return self.replay.recall("score", key, lambda: self._score(messages, continuations))
+        return self._score(messages, continuations)
+
+    def _score(
+        self, messages: list[dict[str, Any]], continuations: Sequence[str]
+    ) -> ContinuationScores | None:
         with self._lock:
             llama = self._model()
             prompt = chat_prompt(llama, messages) if self.chat_format is None else None

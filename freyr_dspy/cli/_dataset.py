@@ -7,8 +7,8 @@ dataset becomes the ``calls`` benchmark for the rest of the command.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +66,8 @@ class Dataset:
     benchmark: ToolCallBenchmark
     digest: str
     examples: Path
+    #: The tools of the options, by toolbox name (more rows, such as held-out ones, use them).
+    boxes: Mapping[str, Toolbox] = field(default_factory=dict)
 
 
 @contextlib.contextmanager
@@ -112,7 +114,7 @@ def open_dataset(
             boxes, examples, dev=dev, execute=execute, labelled_only=not allow_unlabelled
         )
         register_benchmark(bench)
-        yield Dataset(bench, dataset_digest(boxes, examples, dev), examples)
+        yield Dataset(bench, dataset_digest(boxes, examples, dev), examples, boxes)
 
 
 def _check_choice(

@@ -1,4 +1,11 @@
-"""``freyr compile``: compile a benchmark's program on its trainset and write an artifact."""
+"""``freyr compile``: fit a program to a benchmark's or a user's rows and write an artifact.
+
+By default a compile study (``freyr_dspy.search.fitting``): switches, demos and, with
+candidates, models are searched around the model's preset, scored by cross-validation, and the
+best is shipped only when it beats the preset by a margin the rows support. ``--no-search``
+fits one configuration instead (the strategy and optimizer given, a dev split): the compile of
+earlier versions, and the only one that stacks on an artifact (``--start``).
+"""
 
 from __future__ import annotations
 
@@ -24,14 +31,31 @@ from freyr_dspy.compiling.job import CompiledArtifact, CompileJob, compile_job, 
 from freyr_dspy.compiling.optimizers import OPTIMIZER_NAMES, OptimizerConfig
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.evaluation.config import parse_benchmark_options
+from freyr_dspy.search.compile_study import (
+    DEFAULT_TIMEOUT,
+    DEFAULT_TRIALS,
+    CompileBudget,
+    CompileOutcome,
+)
+from freyr_dspy.search.fitting import FitOptions
+from freyr_dspy.search.folds import DEFAULT_FOLDS
+from freyr_dspy.search.program_space import DEMO_OPTIMIZERS, ProgramSpace, switch_names
 from freyr_dspy.settings import Settings
 
 __all__ = ["command", "regression_warning"]
 
+#: The dev share of a ``--no-search`` compile.
+DEV_FRACTION = 0.3
+
 #: What to compile, from where, with which optimizer.
 _program_options = option_group(
     click.option("--benchmark", "benchmark_name", default=None, help="Registered benchmark name."),
-    click.option("--strategy", default=None, help="Strategy (default: the benchmark's first)."),
+    click.option(
+        "--strategy",
+        default=None,
+        help="The baseline strategy (default: the model's preset; with --no-search, the "
+        "benchmark's first).",
+    ),
     click.option(
         "--start",
         type=click.Path(path_type=Path),
@@ -42,9 +66,81 @@ _program_options = option_group(
     ),
     click.option(
         "--optimizer",
-        default="labeled",
+        default=None,
+        metavar="NAME[,NAME]",
+        help="Demo optimizers the study chooses among (default: "
+        f"{','.join(DEMO_OPTIMIZERS)}); with --no-search, the one to run (default labeled). "
+        f"Any of: {', '.join(OPTIMIZER_NAMES)}.",
+    ),
+)
+
+#: The compile study: how long, how it scores, what it may change.
+_search_options = option_group(
+    click.option(
+        "--no-search",
+        is_flag=True,
+        help="Fit one configuration (--strategy, --optimizer) on a dev split, as before.",
+    ),
+    click.option(
+        "--trials",
+        type=click.IntRange(1),
+        default=DEFAULT_TRIALS,
         show_default=True,
-        type=click.Choice(OPTIMIZER_NAMES),
+        help="Configurations the study finishes in all (a rerun resumes and adds what is missing).",
+    ),
+    click.option(
+        "--timeout",
+        type=click.FloatRange(min=0.1),
+        default=DEFAULT_TIMEOUT / 60,
+        show_default=True,
+        metavar="MINUTES",
+        help="Start no trial after this long (resumable).",
+    ),
+    click.option(
+        "--folds",
+        type=click.IntRange(2),
+        default=DEFAULT_FOLDS,
+        show_default=True,
+        help="Cross-validation folds over the rows.",
+    ),
+    click.option(
+        "--switches",
+        default=None,
+        metavar="NAME,...|none",
+        help="The strategy switches searched (default: all of them; none: the baseline's).",
+    ),
+    click.option(
+        "--demo-scope",
+        default="plan,deciding",
+        show_default=True,
+        help="Which roles may keep demos: plan (planning roles), deciding (+ parameters).",
+    ),
+    click.option(
+        "--candidates",
+        "candidate_specs",
+        multiple=True,
+        metavar="ROLE=ID,ID",
+        help="Candidate models of one role, searched with their sampling. Repeatable.",
+    ),
+    click.option(
+        "--candidates-all", default=None, metavar="ID,ID", help="Candidates for every role."
+    ),
+    click.option("--no-prune", is_flag=True, help="Score every trial on every row."),
+    click.option(
+        "--study", "study_name", default=None, help="Study name (default: from the options)."
+    ),
+    click.option(
+        "--storage",
+        default=None,
+        help="File, sqlite:///PATH or postgresql://... shared by workers "
+        "(default: runs/compile/STUDY/study.journal).",
+    ),
+    click.option(
+        "--test",
+        "test_file",
+        type=click.Path(path_type=Path, exists=True, dir_okay=False),
+        default=None,
+        help="Held-out JSONL rows scored before and after (never used to choose).",
     ),
 )
 
@@ -58,7 +154,8 @@ _teacher_options = option_group(
         "--budget",
         type=click.IntRange(min=1),
         default=None,
-        help="Optimizer effort: candidate sets, trials, metric calls or steps.",
+        help="Optimizer effort (mipro, gepa, simba, bootstrap_rs): candidate sets, trials, "
+        "metric calls or steps.",
     ),
 )
 
@@ -67,9 +164,9 @@ _demo_options = option_group(
     click.option(
         "--max-demos",
         type=click.IntRange(0, 16),
-        default=2,
-        show_default=True,
-        help="Demos per role.",
+        default=None,
+        help="Demos per role: the most a study tries (default 4), or how many --no-search "
+        "keeps (default 2).",
     ),
     click.option(
         "--demo-maxlen",
@@ -81,7 +178,7 @@ _demo_options = option_group(
         "--demo-roles",
         default=None,
         metavar="ROLE,...",
-        help="Only these roles keep demos (default: every role).",
+        help="With --no-search: only these roles keep demos (default: every role).",
     ),
     click.option(
         "--demo-omit",
@@ -95,7 +192,10 @@ _demo_options = option_group(
 _run_options = option_group(
     click.option("--seed", type=int, default=0, show_default=True),
     click.option(
-        "--dev-fraction", type=click.FloatRange(0.05, 0.9), default=0.3, show_default=True
+        "--dev-fraction",
+        type=click.FloatRange(0.05, 0.9),
+        default=None,
+        help=f"With --no-search: the share of rows kept for dev (default {DEV_FRACTION}).",
     ),
     click.option("--mode", default=None, help="Benchmark mode.  [default: bootstrap]"),
     click.option(
@@ -124,20 +224,50 @@ _run_options = option_group(
 @_program_options
 @model_options
 @_teacher_options
+@_search_options
 @_demo_options
 @_run_options
 @dataset_options
 @json_option
 def command(data_dir: Path | None, as_json: bool, **options: Any) -> None:
-    """Compile a program for a benchmark or your examples; print dev scores before and after."""
+    """Fit a program to a benchmark or your examples; by default a study around the preset."""
+    test_file: Path | None = options.pop("test_file")
     with open_dataset(options, options["benchmark_name"], allow_unlabelled=True) as dataset:
         if dataset is not None:
             _label_missing(dataset, options["teacher"], options["strategy"], options["api_base"])
         settings = make_settings(data_dir=data_dir)
-        job = _job(dataset, settings, **options)
+        if options.pop("no_search"):
+            _fixed_compile(dataset, settings, as_json, test_file, options)
+            return
         # NOTE: some DSPy optimizers print their progress; stdout is kept for the results.
-        with contextlib.redirect_stdout(sys.stderr), progress_bar("dev", unit="step") as progress:
-            artifact = compile_job(job, settings=settings, progress=progress)
+        with contextlib.redirect_stdout(sys.stderr):
+            outcome, path = _study(dataset, settings, test_file, options)
+    if as_json:
+        echo_json({**outcome.to_json(), "artifact": str(path)})
+        return
+    for line in outcome.lines():
+        click.echo(line)
+    click.echo(f"wrote {path}")
+
+
+def _fixed_compile(
+    dataset: Dataset | None,
+    settings: Settings,
+    as_json: bool,
+    test_file: Path | None,
+    options: dict[str, Any],
+) -> None:
+    """``--no-search``: one configuration, one optimizer, dev scores before and after."""
+    if test_file is not None:
+        raise ConfigError("--test goes with the compile study; with --no-search give --dev")
+    for name in _STUDY_OPTIONS:
+        options.pop(name)
+    if options["dev_fraction"] is None:
+        options["dev_fraction"] = DEV_FRACTION
+    job = _job(dataset, settings, **options)
+    # NOTE: some DSPy optimizers print their progress; stdout is kept for the results.
+    with contextlib.redirect_stdout(sys.stderr), progress_bar("dev", unit="step") as progress:
+        artifact = compile_job(job, settings=settings, progress=progress)
     if as_json:
         echo_json(artifact.to_json())
     else:
@@ -145,6 +275,146 @@ def command(data_dir: Path | None, as_json: bool, **options: Any) -> None:
     warning = regression_warning(artifact.report.before, artifact.report.after)
     if warning:  # on stderr, so --json output stays one JSON document
         click.echo(f"warning: {warning}", err=True)
+
+
+#: Options of the compile study that ``--no-search`` does not take.
+_STUDY_OPTIONS = (
+    "trials",
+    "timeout",
+    "folds",
+    "switches",
+    "demo_scope",
+    "candidate_specs",
+    "candidates_all",
+    "no_prune",
+    "study_name",
+    "storage",
+)
+
+
+def _study(
+    dataset: Dataset | None, settings: Settings, test_file: Path | None, options: dict[str, Any]
+) -> tuple[CompileOutcome, Path]:
+    """Run the compile study the options describe and write its program."""
+    from freyr_dspy.artifacts import benchmark_data_dir, save
+    from freyr_dspy.benchmark import EvalOptions
+    from freyr_dspy.program.factory import program_for
+    from freyr_dspy.search.fitting import fit_program
+
+    if options["start"] is not None:
+        raise ConfigError("--start stacks on one artifact: give --no-search with it")
+    if options["dev_fraction"] is not None:
+        raise ConfigError(
+            "--dev-fraction goes with --no-search: a study scores every row by cross-validation"
+        )
+    bench = dataset.benchmark if dataset else get_benchmark(str(options["benchmark_name"]))
+    extra = parse_benchmark_options(options["extra_specs"])
+    if dataset is not None:
+        extra = {**extra, "dataset": dataset.digest}
+    eval_options = EvalOptions(
+        data_dir=benchmark_data_dir(settings), mode=options["mode"] or "bootstrap", extra=extra
+    )
+    baseline = program_for(
+        benchmark=bench,
+        eval_options=eval_options,
+        strategy=options["strategy"],
+        models=options["model_specs"],
+        sampling=options["sampling_specs"],
+        api_base=options["api_base"],
+        cache=settings.cache,
+        default_model=settings.default_model,
+    )
+    outcome = fit_program(
+        baseline,
+        bench,
+        _space(baseline, options, settings),
+        options=eval_options,
+        settings=settings,
+        budget=CompileBudget(
+            trials=options["trials"],
+            timeout=options["timeout"] * 60,
+            prune=not options["no_prune"],
+        ),
+        fit=_fit_options(options),
+        test=_held_out(dataset, test_file),
+        on_trial=lambda line: click.echo(line, err=True),
+    )
+    name = dataset.examples.stem if dataset is not None else bench.name
+    path = options["out"] or settings.compiled_dir / f"{name}.json"
+    return outcome, save(outcome.program, path, outcome.meta)
+
+
+def _space(baseline: Any, options: dict[str, Any], settings: Settings) -> ProgramSpace:
+    """The study's dimensions from the options, around ``baseline``'s strategy."""
+    from freyr_dspy.search.space import SearchSpace, parse_candidates
+    from freyr_dspy.strategies import strategy_label
+
+    label = strategy_label(baseline.strategy)
+    switches = options["switches"]
+    if switches is None:
+        searched = switch_names(label)
+    elif switches.strip().lower() == "none":
+        searched = ()
+    else:
+        searched = _csv(switches)
+        unknown = sorted(set(searched) - set(switch_names(label)))
+        if unknown:
+            raise ConfigError(
+                f"--switches: {', '.join(unknown)} not switches of {label}; it has "
+                f"{', '.join(switch_names(label))}"
+            )
+    optimizers = _csv(options["optimizer"]) or DEMO_OPTIMIZERS
+    for name in optimizers:
+        if name not in OPTIMIZER_NAMES:
+            raise ConfigError(f"--optimizer {name!r}: expected any of {', '.join(OPTIMIZER_NAMES)}")
+    scopes = _csv(options["demo_scope"])
+    if not scopes or any(scope not in ("plan", "deciding") for scope in scopes):
+        raise ConfigError(f"--demo-scope {options['demo_scope']!r}: expected plan and/or deciding")
+    candidates = parse_candidates(options["candidate_specs"], options["candidates_all"])
+    models = (
+        SearchSpace(candidates=candidates, default_model=settings.default_model, top_k=None)
+        if candidates
+        else None
+    )
+    return ProgramSpace(
+        baseline=label,
+        switches=tuple(searched),
+        optimizers=tuple(optimizers),
+        max_demos=4 if options["max_demos"] is None else options["max_demos"],
+        demo_roles=tuple(scopes),  # type: ignore[arg-type]
+        models=models,
+    )
+
+
+def _fit_options(options: dict[str, Any]) -> FitOptions:
+    return FitOptions(
+        folds=options["folds"],
+        seed=options["seed"],
+        teacher=options["teacher"],
+        reflection=options["reflection"],
+        optimizer_budget=options["budget"],
+        demo_maxlen=options["demo_maxlen"],
+        keep_tool_text=options["keep_tool_text"],
+        demo_omit=_csv(options["demo_omit"]),
+        storage=options["storage"],
+        study_name=options["study_name"],
+        progress=sys.stderr.isatty(),
+    )
+
+
+def _held_out(dataset: Dataset | None, test_file: Path | None) -> list[Any] | None:
+    """The rows scored before and after: ``--test``, and ``--dev`` rows (never chosen on)."""
+    if test_file is not None and dataset is None:
+        raise ConfigError("--test goes with --examples (rows over the same tools)")
+    if dataset is None:
+        return None
+    from freyr_dspy.datasets import read_rows
+
+    bench = dataset.benchmark
+    rows = list(bench.dev_rows or [])
+    if test_file is not None:
+        rows += read_rows(test_file, dataset.boxes)
+    return [bench.episode(row) for row in rows] or None
 
 
 def _label_missing(
@@ -181,11 +451,11 @@ def _job(
     settings: Settings,
     *,
     benchmark_name: str | None,
-    optimizer: str,
+    optimizer: str | None,
     teacher: str | None,
     reflection: str | None,
     budget: int | None,
-    max_demos: int,
+    max_demos: int | None,
     demo_maxlen: int | None,
     demo_roles: str | None,
     demo_omit: str | None,
@@ -195,14 +465,18 @@ def _job(
     **job: Any,
 ) -> CompileJob:
     """The compile the options describe."""
+    if optimizer is not None and optimizer not in OPTIMIZER_NAMES:
+        raise ConfigError(
+            f"--optimizer {optimizer!r}: --no-search runs one of {', '.join(OPTIMIZER_NAMES)}"
+        )
     config = OptimizerConfig.model_validate(
         dict(
-            name=optimizer,
+            name=optimizer or "labeled",
             budget=budget,
             teacher=teacher,
             reflection=reflection,
             seed=seed,
-            max_demos=max_demos,
+            max_demos=2 if max_demos is None else max_demos,
             demo_field_maxlen=demo_maxlen,
             demo_roles=None if demo_roles is None else _csv(demo_roles),
             demo_omit=_csv(demo_omit),

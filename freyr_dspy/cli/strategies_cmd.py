@@ -9,7 +9,13 @@ from typing import Any
 import click
 
 from freyr_dspy.cli._common import echo_json, json_option
-from freyr_dspy.strategies import STRATEGIES, StrategyFactory, load_strategies, setting_names
+from freyr_dspy.strategies import (
+    STRATEGIES,
+    StrategyFactory,
+    load_strategies,
+    setting_defaults,
+    setting_names,
+)
 from freyr_dspy.strategies.presets import DEFAULT_STRATEGY, PRESETS
 
 __all__ = ["command", "describe_presets", "describe_strategy"]
@@ -55,7 +61,7 @@ def describe_presets() -> dict[str, Any]:
 def describe_strategy(factory: StrategyFactory) -> dict[str, Any]:
     """Name, description, roles (with the default settings) and each setting's default and help."""
     helps = _argument_help(inspect.getdoc(factory) or "")
-    defaults = _defaults(factory)
+    defaults = setting_defaults(factory)
     return {
         "name": factory.name,
         "description": factory.description,
@@ -65,16 +71,6 @@ def describe_strategy(factory: StrategyFactory) -> dict[str, Any]:
             for name in setting_names(factory)
         ],
     }
-
-
-def _defaults(factory: StrategyFactory) -> dict[str, Any]:
-    # NOTE: DSPy's module metaclass hides a class's signature; read the class's own __init__.
-    if isinstance(factory, type):
-        init = next(vars(c)["__init__"] for c in factory.__mro__ if "__init__" in vars(c))
-    else:
-        init = factory
-    parameters = inspect.signature(init).parameters.values()
-    return {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
 
 
 def _argument_help(doc: str) -> dict[str, str]:

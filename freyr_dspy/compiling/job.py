@@ -38,6 +38,7 @@ __all__ = [
     "CompiledArtifact",
     "compile_artifact",
     "compile_job",
+    "demo_omit_fields",
     "regression_warning",
     "report_meta",
 ]
@@ -129,7 +130,9 @@ def compile_job(
     optimizer = job.optimizer.model_copy(
         update={
             "demo_roles": _demo_roles(job.optimizer.demo_roles, program, own is not None),
-            "demo_omit": _demo_omit(job, program, own is not None and not job.keep_tool_text),
+            "demo_omit": demo_omit_fields(
+                program, job.optimizer.demo_omit, own is not None and not job.keep_tool_text
+            ),
         }
     )
     return compile_artifact(
@@ -314,9 +317,14 @@ def _demo_roles(
     return deciding_roles(program)
 
 
-def _demo_omit(job: CompileJob, program: FreyrProgram, omit_tool_text: bool) -> tuple[str, ...]:
-    """The demo fields left out, each an input of some role; plus a user's tools' own text."""
-    named = job.optimizer.demo_omit
+def demo_omit_fields(
+    program: FreyrProgram, named: tuple[str, ...], omit_tool_text: bool
+) -> tuple[str, ...]:
+    """The demo fields left out: ``named`` (each an input of some role), plus tool text.
+
+    Raises:
+        ConfigError: a named field no role of ``program`` takes as input.
+    """
     inputs = {f for _, p in program.named_predictors() for f in p.signature.input_fields}
     for name in named:
         if name not in inputs:

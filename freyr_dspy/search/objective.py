@@ -143,7 +143,7 @@ class Objective:
 
     def cache_key(self, config: TrialConfig) -> str:
         """The cache key: configuration, benchmark, episodes and freyr version."""
-        from freyr_dspy import __version__
+        from freyr_dspy.artifacts.meta import freyr_version
 
         return EvaluationCache.key(
             config=config.model_dump(mode="json"),
@@ -151,7 +151,7 @@ class Objective:
             episodes=[e.id for e in self.episodes],
             options=self.options.extra,
             mode=self.options.mode,
-            version=__version__,
+            version=freyr_version(),
         )
 
     def _evaluate(self, trial: Trial, config: TrialConfig) -> EvalSummary:

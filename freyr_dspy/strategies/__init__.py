@@ -12,6 +12,7 @@ from freyr_dspy.strategies.base import (
     StrategyFactory,
     StrategyModule,
     accepted_config,
+    setting_defaults,
     setting_names,
 )
 from freyr_dspy.strategies.freyr import Freyr
@@ -140,6 +141,8 @@ __all__ = [
     "make_strategy",
     "parse_label",
     "register_strategy",
+    "setting_defaults",
+    "setting_names",
     "strategy_label",
     "strategy_roles",
     "strategy_with",

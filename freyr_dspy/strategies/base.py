@@ -27,6 +27,7 @@ __all__ = [
     "StrategyFactory",
     "StrategyModule",
     "accepted_config",
+    "setting_defaults",
     "setting_names",
 ]
 
@@ -127,17 +128,33 @@ def accepted_config(factory: StrategyFactory, config: Mapping[str, Any]) -> dict
 
 def setting_names(factory: StrategyFactory) -> list[str]:
     """The settings a strategy factory takes, in its constructor's order."""
+    positional_or_keyword = (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
+    return [
+        p.name
+        for p in _constructor_parameters(factory)
+        if p.name != "self" and p.kind in positional_or_keyword
+    ]
+
+
+def setting_defaults(factory: StrategyFactory) -> dict[str, Any]:
+    """Each setting of a strategy factory that has a default, with that default."""
+    return {
+        p.name: p.default
+        for p in _constructor_parameters(factory)
+        if p.default is not inspect.Parameter.empty
+    }
+
+
+def _constructor_parameters(factory: StrategyFactory) -> list[inspect.Parameter]:
     # NOTE: DSPy's module metaclass hides a class's own signature behind ``*args, **kwargs``.
     if isinstance(factory, type):
         target = next(vars(c)["__init__"] for c in factory.__mro__ if "__init__" in vars(c))
     else:
         target = factory
-    parameters = inspect.signature(target).parameters.values()
-    positional_or_keyword = (
-        inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        inspect.Parameter.KEYWORD_ONLY,
-    )
-    return [p.name for p in parameters if p.name != "self" and p.kind in positional_or_keyword]
+    return list(inspect.signature(target).parameters.values())
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ def test_compile_each_benchmark_then_load_the_artifact(
     out = tmp_path / f"{benchmark}.json"
     code = main(
         [
-            *("compile", "--benchmark", benchmark, "--strategy", strategy),
+            *("compile", "--no-search", "--benchmark", benchmark, "--strategy", strategy),
             *("--optimizer", "labeled", "--max-demos", "2", "--model", "fake/well_formed"),
             *("--data", str(data_dir), "--out", str(out), "--json", *options),
         ]

@@ -88,7 +88,7 @@ def test_a_changed_examples_file_does_not_resume_old_units(freyr, tmp_path: Path
 
 
 def test_compile_then_run_the_artifact_with_the_same_tools(freyr, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    code, out, err = freyr("compile", *DATA, "--dev-fraction", "0.25")
+    code, out, err = freyr("compile", "--no-search", *DATA, "--dev-fraction", "0.25")
     assert code == 0, err
     assert "dev score before:" in out and "compiled/examples.json" in out
     text = (tmp_path / "compiled" / "examples.json").read_text(encoding="utf-8")
@@ -311,9 +311,10 @@ def test_a_program_compiled_on_several_toolboxes_takes_any(freyr, tmp_path: Path
 
 
 def test_compile_on_top_of_an_artifact_for_your_tools(freyr, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    assert freyr("compile", *DATA, "--out", "compiled/first.json")[0] == 0
+    assert freyr("compile", "--no-search", *DATA, "--out", "compiled/first.json")[0] == 0
     code, _, err = freyr(
         "compile",
+        "--no-search",
         *DATA,
         "--start",
         "compiled/first.json",

@@ -57,10 +57,16 @@ def test_compile_and_eval_on_the_fast_model(
         ],
     )
     data = ("--tools", "tools.json", "--model", FAST_MODEL, *GREEDY)
-    assert main(["compile", *data, "--examples", "train.jsonl", "--dev-fraction", "0.4"]) == 0
+    compile_ = ["compile", *data, "--examples", "train.jsonl", "--test", "test.jsonl"]
+    assert main([*compile_, "--trials", "3", "--max-demos", "2"]) == 0
+    out = capsys.readouterr().out
+    # three trials on five rows: the baseline, then nearest and labeled demos; with five
+    # rows no gain can be significant, so the baseline (the 0.5B's preset) is what ships
+    assert "3 trials on 5 rows (5-fold cross-validation)" in out
+    assert "kept the baseline" in out and "held-out rows:" in out
     compiled = tmp_path / "compiled" / "train.json"
-    assert json.loads(compiled.read_text(encoding="utf-8"))["meta"]["toolbox"]
-    capsys.readouterr()
+    meta = json.loads(compiled.read_text(encoding="utf-8"))["meta"]
+    assert meta["toolbox"] and len(meta["search"]["trials"]) == 3
     code = main(
         [
             "eval",
