@@ -39,6 +39,7 @@ __all__ = [
     "ask_quotes",
     "detached_copy",
     "gold_demos",
+    "plan_decision",
     "register_gold_answer",
     "select_demos",
     "shorten",
@@ -166,8 +167,9 @@ def ask_quotes(message: str, calls: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def _best_clause(clauses: Sequence[str], arguments: dict[str, Any]) -> int | None:
-    values = [str(v).casefold() for v in _leaves(arguments) if str(v).strip()]
-    scores = [sum(v in clause.casefold() for v in values) for clause in clauses]
+    values = [str(v) for v in _leaves(arguments) if str(v).strip()]
+    words = [re.compile(rf"(?<!\w){re.escape(v)}(?!\w)", re.IGNORECASE) for v in values]
+    scores = [sum(bool(w.search(clause)) for w in words) for clause in clauses]
     best = max(range(len(clauses)), key=lambda i: scores[i], default=None)
     return best if best is not None and scores[best] > 0 else None
 
@@ -294,8 +296,10 @@ def select_demos(
     """Pick ``k`` short, varied demos: one per distinct answer first, shortest first.
 
     Varied answers teach the label set (e.g. every tool name); short demos keep a tiny
-    model's context free. ``maxlen`` cuts long input fields (catalogs, big states); the
-    ``outputs`` (the answers) are never cut.
+    model's context free. A plan's demos show first the decisions small models get wrong
+    (``plan_decision``): a plan with no tool (nothing offered fits), then one with several
+    calls (several asks), then the rest. ``maxlen`` cuts long input fields (catalogs, big
+    states); the ``outputs`` (the answers) are never cut.
     """
     groups: dict[str, list[dspy.Example]] = {}
     for demo in sorted(demos, key=_size):
@@ -303,12 +307,33 @@ def select_demos(
         groups.setdefault(key, []).append(demo)
     order = sorted(groups)
     random.Random(seed).shuffle(order)
+    # NOTE: a stable sort keeps the seeded order within each kind of decision.
+    order.sort(key=lambda key: _DECISION_ORDER[plan_decision(groups[key][0])])
     chosen: list[dspy.Example] = []
     while len(chosen) < k and any(groups.values()):
         for key in order:
             if groups[key] and len(chosen) < k:
                 chosen.append(groups[key].pop(0))
     return [shorten(d, maxlen, keep=outputs) for d in chosen] if maxlen else chosen
+
+
+#: The decisions a plan's demo shows, in the order ``select_demos`` prefers them.
+_DECISION_ORDER = {"no-call": 0, "several": 1, "one": 2, "other": 3}
+
+
+def plan_decision(demo: dspy.Example) -> str:
+    """What a planning role's demo decides: ``no-call``, ``several``, ``one`` or ``other``.
+
+    Reads the intent role's ``intents`` or the asks role's ``asks``; other roles' demos are
+    ``other``.
+    """
+    planned = demo.get("intents")
+    if planned is None and isinstance(demo.get("asks"), list):
+        planned = [a.get("tool") for a in demo["asks"] if isinstance(a, dict)]
+    if not isinstance(planned, list):
+        return "other"
+    tools = [name for name in planned if name not in (CONVERSATION, NO_TOOL)]
+    return "no-call" if not tools else "several" if len(planned) > 1 else "one"
 
 
 def shorten(demo: dspy.Example, maxlen: int, *, keep: Sequence[str] = ()) -> dspy.Example:
