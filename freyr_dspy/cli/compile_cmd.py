@@ -136,6 +136,18 @@ _search_options = option_group(
         "(default: runs/compile/STUDY/study.journal).",
     ),
     click.option(
+        "--limit",
+        type=click.IntRange(2),
+        default=None,
+        help="Fit on N rows spread evenly over the examples (a quicker, smaller study).",
+    ),
+    click.option(
+        "--test-limit",
+        type=click.IntRange(1),
+        default=None,
+        help="Score N held-out rows, spread evenly over them.",
+    ),
+    click.option(
         "--test",
         "test_file",
         type=click.Path(path_type=Path, exists=True, dir_okay=False),
@@ -289,6 +301,8 @@ _STUDY_OPTIONS = (
     "no_prune",
     "study_name",
     "storage",
+    "limit",
+    "test_limit",
 )
 
 
@@ -336,7 +350,7 @@ def _study(
             prune=not options["no_prune"],
         ),
         fit=_fit_options(options),
-        test=_held_out(dataset, test_file),
+        test=_held_out(dataset, test_file, options["test_limit"]),
         on_trial=lambda line: click.echo(line, err=True),
     )
     name = dataset.examples.stem if dataset is not None else bench.name
@@ -398,11 +412,14 @@ def _fit_options(options: dict[str, Any]) -> FitOptions:
         demo_omit=_csv(options["demo_omit"]),
         storage=options["storage"],
         study_name=options["study_name"],
+        limit=options["limit"],
         progress=sys.stderr.isatty(),
     )
 
 
-def _held_out(dataset: Dataset | None, test_file: Path | None) -> list[Any] | None:
+def _held_out(
+    dataset: Dataset | None, test_file: Path | None, limit: int | None
+) -> list[Any] | None:
     """The rows scored before and after: ``--test``, and ``--dev`` rows (never chosen on)."""
     if test_file is not None and dataset is None:
         raise ConfigError("--test goes with --examples (rows over the same tools)")
@@ -414,7 +431,9 @@ def _held_out(dataset: Dataset | None, test_file: Path | None) -> list[Any] | No
     rows = list(bench.dev_rows or [])
     if test_file is not None:
         rows += read_rows(test_file, dataset.boxes)
-    return [bench.episode(row) for row in rows] or None
+    from freyr_dspy.search.study import spread
+
+    return spread([bench.episode(row) for row in rows], limit) or None
 
 
 def _label_missing(

@@ -31,6 +31,7 @@ from freyr_dspy.search.cross_validation import CrossValidation, ProgramMaker
 from freyr_dspy.search.folds import DEFAULT_FOLDS, make_folds
 from freyr_dspy.search.program_space import ProgramConfig, ProgramSpace
 from freyr_dspy.search.storage import storage_url
+from freyr_dspy.search.study import spread
 from freyr_dspy.settings import Settings
 
 __all__ = ["FitOptions", "artifact_meta", "fit_program", "program_maker", "training_rows"]
@@ -50,6 +51,7 @@ class FitOptions:
         reflection: the model that writes instructions, for ``gepa``/``mipro`` among the
             searched optimizers.
         optimizer_budget: effort of those optimizers (metric calls, trials) per fold.
+        limit: use this many rows, spread evenly over the training rows (all when None).
         study_dir: the folder of the study and its rows' records.
         storage: the study's storage (default: a journal file in ``study_dir``).
         study_name: the study's name (default: from what it fits, so a rerun resumes).
@@ -64,6 +66,7 @@ class FitOptions:
     demo_omit: tuple[str, ...] = ()
     reflection: str | None = None
     optimizer_budget: int | None = None
+    limit: int | None = None
     study_dir: Path | None = None
     storage: str | None = None
     study_name: str | None = None
@@ -99,7 +102,7 @@ def fit_program(
         ConfigError: too few rows, rows that are not standalone, an unusable storage.
     """
     fit = fit or FitOptions()
-    rows = training_rows(benchmark, settings, options)
+    rows = spread(training_rows(benchmark, settings, options), fit.limit)
     examples = {episode.id: step_example(episode.steps[0]) for episode in rows}
     folds = make_folds(rows, fit.folds, seed=fit.seed)
     data = trainset_sha256(list(examples.values()))

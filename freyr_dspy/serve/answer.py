@@ -3,8 +3,14 @@
 * A first turn runs the whole program with ``calls_only``: it stops once the calls are made
   (they are spec-only, recorded rather than executed), or replies when no tool is needed;
   when every call it tried failed (arguments the schema refuses, every attempt), the chat
-  role replies instead.
-* A turn ending with tool results has the summary role report them (FREYR's LLM_summary).
+  role replies instead. A later call whose required values the request never states waits
+  for the results of the calls before it (``deferred``): "find my city, then its weather"
+  sends the lookup first, not a weather call with an invented city.
+* A turn ending with tool results is planned again with the results shown (``next_calls``):
+  calls it still lacks - one whose value came from a result - are sent as new tool calls,
+  up to the strategy's ``rounds``; otherwise the summary role reports the results (FREYR's
+  LLM_summary). ``required`` after results never repeats a call already answered: it calls
+  what is still missing (a tool not yet called), or answers in words.
 * ``tool_choice: none`` (or a request without tools) has the chat role reply.
 * ``tool_choice`` naming a function calls it without asking the intent role; ``required``
   runs the program and, when it made no call, asks the intent role once more with the
@@ -17,15 +23,20 @@ selecting strategies' ``act``), as ``forward`` runs the whole strategy.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.prompting.parsing import CONVERSATION
-from freyr_dspy.schemas import CallRecord, Outcome, Result
+from freyr_dspy.schemas import CallRecord, OpenAsk, Outcome, Result
 from freyr_dspy.serve.conversation import Turn
 from freyr_dspy.serve.translate import ToolPlan
 from freyr_dspy.strategies import Run, StrategyModule
+from freyr_dspy.strategies.asks import open_asks
 from freyr_dspy.strategies.freyr import recognise_intents
 from freyr_dspy.strategies.gated import Gated, SelectingStrategy
-from freyr_dspy.strategies.steps import Selection, chat, summarise
+from freyr_dspy.strategies.grounding import Evidence, unstated_required
+from freyr_dspy.strategies.steps import Selection, chat, still_missing, summarise
 from freyr_dspy.tools import Toolbox
 
 __all__ = ["NEEDED_ROLES", "answer"]
@@ -37,6 +48,8 @@ NEEDED_ROLES = ("chat", "summary")
 
 def answer(program: FreyrProgram, turn: Turn, toolbox: Toolbox | None, plan: ToolPlan) -> Result:
     """Run ``program`` for one request as ``plan`` asks (see the module docstring)."""
+    if turn.results and toolbox is not None and plan.mode in ("auto", "required"):
+        return after_results(program, turn, toolbox, plan)
     if turn.results and plan.mode in ("auto", "none"):
         return reply_from_results(program, turn, toolbox)
     if toolbox is None or plan.mode == "none":
@@ -54,7 +67,83 @@ def answer(program: FreyrProgram, turn: Turn, toolbox: Toolbox | None, plan: Too
         # Every call the program tried failed: the tools do not do what was asked (a near
         # miss), so the chat role answers in words rather than the client getting a 502.
         return combined(result, chat_reply(program, turn))
-    return result
+    return deferred(result, turn, toolbox)
+
+
+def deferred(result: Result, turn: Turn, toolbox: Toolbox) -> Result:
+    """``result`` without the calls that wait for the results of the calls before them.
+
+    A call after the first whose required text values the request does not state
+    (``unstated_required``) would carry values the model made up; its values come from a
+    result, so it is left for the next round, planned once the client sends the results.
+    """
+    evidence = Evidence.of(turn.message, *(t["content"] for t in turn.conversation))
+    kept = []
+    for index, call in enumerate(result.calls):
+        tool = toolbox.resolve(call.tool)
+        if index > 0 and tool is not None and unstated_required(tool, call.arguments, evidence):
+            continue
+        kept.append(call)
+    return result if len(kept) == len(result.calls) else result.model_copy(update={"calls": kept})
+
+
+def after_results(program: FreyrProgram, turn: Turn, toolbox: Toolbox, plan: ToolPlan) -> Result:
+    """The next calls, when the results leave some to make; else the reply (see above)."""
+    open_asks: list[OpenAsk] = []
+    if tool_rounds(turn) < program.strategy.rounds:
+        more, open_asks = next_calls(program, turn, toolbox)
+        if more.calls:
+            return more
+    left = toolbox.subset(names=[n for n in toolbox.names if n not in answered_tools(turn)])
+    if plan.mode == "required" and len(left) > 0:
+        forced = forced_calls(program, turn, left, None)
+        if any(call.outcome.ok for call in forced.calls):
+            return forced
+    return reply_from_results(program, turn, toolbox, open_asks)
+
+
+def next_calls(program: FreyrProgram, turn: Turn, toolbox: Toolbox) -> tuple[Result, list[OpenAsk]]:
+    """The calls a plan with the results shown still lacks, and its open asks.
+
+    The open asks are what no tool does, for the reply to name. Each answered call covers
+    one planned call of its tool, so a call already answered is never asked for again.
+    """
+    selecting = _selecting(program.strategy)
+    if selecting is None:
+        return Result(reply="", strategy=program.strategy_name), []
+    answered = [
+        CallRecord(tool=r.name, arguments=r.arguments, outcome=Outcome(ok=True, message=r.content))
+        for r in turn.results
+    ]
+
+    def plan_more(run: Run) -> Result:
+        selection = selecting.select(run)
+        opened.extend(open_asks(selection.asks, selection.plan))
+        missing = still_missing(selection, answered)
+        if not missing.tools:
+            return run.result("", [])
+        return selecting.act(run, missing, respond=False)
+
+    opened: list[OpenAsk] = []
+    run = _run(program, turn, toolbox, since=True, calls_only=True)
+    result = program.run_step(run, plan_more)
+    done = {(c.tool, json.dumps(c.arguments, sort_keys=True)) for c in answered}
+    new = [
+        call
+        for call in result.calls
+        if call.outcome.ok and (call.tool, json.dumps(call.arguments, sort_keys=True)) not in done
+    ]
+    return result.model_copy(update={"calls": new, "open_asks": []}), opened
+
+
+def tool_rounds(turn: Turn) -> int:
+    """Rounds of tool calls since the request: the assistant turns among the later turns."""
+    return sum(1 for t in turn.since if t["role"] == "assistant")
+
+
+def answered_tools(turn: Turn) -> set[str]:
+    """The tools whose calls the client has answered since the request."""
+    return {result.name for result in turn.results}
 
 
 def nothing_to_send(result: Result) -> bool:
@@ -63,9 +152,18 @@ def nothing_to_send(result: Result) -> bool:
     return failed and not result.reply and not any(call.outcome.ok for call in result.calls)
 
 
-def reply_from_results(program: FreyrProgram, turn: Turn, toolbox: Toolbox | None) -> Result:
-    """The summary role's report of the tool results the client sent back."""
+def reply_from_results(
+    program: FreyrProgram,
+    turn: Turn,
+    toolbox: Toolbox | None,
+    open_asks: Sequence[OpenAsk] = (),
+) -> Result:
+    """The summary role's report of the tool results the client sent back.
+
+    ``open_asks``: what the request asked that no tool does; the reply names it as not done.
+    """
     run = _run(program, turn, toolbox or Toolbox([]))
+    run.open_asks = list(open_asks)
     run.calls = [
         CallRecord(tool=r.name, arguments=r.arguments, outcome=Outcome(ok=True, message=r.content))
         for r in turn.results

@@ -57,6 +57,11 @@ class StrategyModule(dspy.Module):
         """
         return {}
 
+    @property
+    def rounds(self) -> int:
+        """Planning rounds a request may take (``Freyr(rounds=...)``); the others plan once."""
+        return 1
+
     def warm(self, run: Run) -> None:
         """Call the roles whose prompts every request to ``run.toolbox`` starts alike.
 

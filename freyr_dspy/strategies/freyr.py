@@ -23,12 +23,18 @@ from freyr_dspy.strategies.asks import Ask, open_asks, plan_of, recognise_asks
 from freyr_dspy.strategies.base import StrategyModule
 from freyr_dspy.strategies.calibration import calibrated_first_tool
 from freyr_dspy.strategies.policies import CallPolicy, PlanningPolicy, changed_settings
-from freyr_dspy.strategies.retry.loop import call_until_exhausted, warm_parameters
+from freyr_dspy.strategies.retry.loop import (
+    call_until_exhausted,
+    returned_results,
+    warm_parameters,
+    with_results,
+)
 from freyr_dspy.strategies.run import Run, has_lm
 from freyr_dspy.strategies.scored_confirm import confirm_inputs, scored_verdicts
 from freyr_dspy.strategies.steps import (
     Selection,
     after_calls,
+    still_missing,
     unknown_tools_failure,
     without_tools,
 )
@@ -281,6 +287,9 @@ class Freyr(StrategyModule):
             Two asks of one tool become two calls, each written from its own words; an ask no
             tool fits gets no call while the others run, and the reply names it as not done.
             Not with ``calibrate``.
+        rounds: planning rounds a request may take (``more_rounds``): after calls that
+            returned results, the plan is made again with the results shown, and calls it
+            still lacks are made, up to this many rounds in all; 1 plans once.
         require_stated: do not make a call whose required text values share no word with
             the request (``freyr_dspy.strategies.grounding.unstated_required``); when no call
             is left, the ``chat`` role replies, and may ask for what is missing.
@@ -310,6 +319,7 @@ class Freyr(StrategyModule):
         refill: bool = False,
         abstain_margin: float | None = None,
         asks: bool = False,
+        rounds: int = 2,
     ) -> None:
         self.planning = PlanningPolicy(
             confirm=confirm,
@@ -320,6 +330,7 @@ class Freyr(StrategyModule):
             refill=refill,
             abstain_margin=abstain_margin,
             asks=asks,
+            rounds=int(rounds),
         )
         self.calling = CallPolicy(
             exclude_blamed=exclude_blamed,
@@ -334,6 +345,11 @@ class Freyr(StrategyModule):
     def config(self) -> dict[str, Any]:
         """The settings that differ from the defaults (``confirm: False``, others ``True``)."""
         return changed_settings(self.planning, self.calling)
+
+    @property
+    def rounds(self) -> int:
+        """Planning rounds a request may take (``more_rounds``)."""
+        return self.planning.rounds
 
     def warm(self, run: Run) -> None:
         """The planning role's prompt (the catalog) and each tool's first parameters prompt."""
@@ -396,4 +412,26 @@ class Freyr(StrategyModule):
             return without_tools(run, intents, respond=respond)
         if self.planning.replan and run.calls and run.calls[0].exhausted:
             return replanned(run, intents, skipped, self, respond=respond)
+        intents = self.more_rounds(run, intents)
         return after_calls(run, intents, skipped=skipped, respond=respond)
+
+    def more_rounds(self, run: Run, intents: list[str]) -> list[str]:
+        """Make the calls a plan with the results shown still lacks; return the whole plan.
+
+        A call whose value comes from another call's result ("find my city, then its
+        weather") cannot be planned well before the result is in. After calls that returned
+        results, the planning role is asked again with them among the earlier turns; the
+        calls it plans beyond those already made (counted per tool) are made, and so on, up
+        to ``rounds`` plans in all. Calls only recorded (spec-only tools) return nothing to
+        plan from: no round follows them.
+        """
+        for _ in range(self.planning.rounds - 1):
+            if not returned_results(run.calls):
+                break
+            conversation = with_results(run.conversation, run.calls)
+            missing = still_missing(self.select(run, conversation=conversation), run.calls)
+            if not missing.tools:
+                break
+            call_until_exhausted(run, missing.tools, self.calling, missing.spare, missing.words())
+            intents = [*intents, *missing.tools]
+        return intents

@@ -34,6 +34,9 @@ class PlanningPolicy:
             ``scored_confirm``); None: the margin of every scored verdict.
         asks: plan with the ``asks`` role (each thing asked, quoted, mapped to a tool or
             none) instead of the intent role.
+        rounds: planning rounds a request may take: after calls that returned results, the
+            plan is made again with the results shown, and calls it still lacks (one whose
+            value comes from a result) are made, up to this many rounds in all (1: never).
     """
 
     confirm: bool = True
@@ -44,8 +47,11 @@ class PlanningPolicy:
     refill: bool = False
     abstain_margin: float | None = None
     asks: bool = False
+    rounds: int = 2
 
     def __post_init__(self) -> None:
+        if self.rounds < 1:
+            raise ConfigError(f"freyr: rounds is at least 1 (one plan), got {self.rounds}")
         for name in ("abstain", "scored_confirm", "refill"):
             if getattr(self, name) and not self.confirm:
                 raise ConfigError(f"freyr: {name} checks plans with the confirm role; keep confirm")

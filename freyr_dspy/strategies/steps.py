@@ -9,6 +9,7 @@ called (``without_tools``), ``summarise`` the outcomes otherwise (``after_calls`
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -25,6 +26,7 @@ __all__ = [
     "chat",
     "exhausted_failure",
     "recorded_reply",
+    "still_missing",
     "summarise",
     "unknown_tools_failure",
     "without_tools",
@@ -66,6 +68,22 @@ class Selection:
             if ask.tool is not None and ask.tool in self.plan:
                 asked.setdefault(ask.tool, []).append(ask.words)
         return asked
+
+
+def still_missing(selection: Selection, calls: Sequence[CallRecord]) -> Selection:
+    """``selection`` without the calls already made: each made call covers one planned entry.
+
+    The entries left, in order, with their asks; a plan of no tool leaves nothing.
+    """
+    made = Counter(call.tool for call in calls)
+    left: list[str] = []
+    for name in selection.tools:
+        if made[name] > 0:
+            made[name] -= 1
+        else:
+            left.append(name)
+    kept = tuple(ask for ask in selection.asks if ask.tool in left)
+    return Selection(left, [], asks=kept)
 
 
 def chat(run: Run, intents: list[str], failure: Failure | None = None) -> Result:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from freyr_dspy.prompting.placeholders import NO_FEEDBACK
+from freyr_dspy.prompting.placeholders import NO_FEEDBACK, says_nothing
 from freyr_dspy.roles.parameters import (
     give_up_feedback,
     gives_up,
@@ -30,8 +30,8 @@ from freyr_dspy.strategies.grounding import (
 )
 from freyr_dspy.strategies.policies import CallPolicy
 from freyr_dspy.strategies.retry.blame import RetryLimits, blame_note, blamed_arguments
-from freyr_dspy.strategies.run import Run
-from freyr_dspy.tools import Tool
+from freyr_dspy.strategies.run import Run, call_text
+from freyr_dspy.tools import Tool, recorded_outcome
 from freyr_dspy.tools.toolbox import render_tool_spec
 
 __all__ = [
@@ -39,7 +39,9 @@ __all__ = [
     "call_until_exhausted",
     "call_with_retries",
     "fill_several",
+    "returned_results",
     "unstated",
+    "with_results",
 ]
 
 #: Most calls of one tool the parameters role may write at once with ``split_calls``.
@@ -88,14 +90,41 @@ def call_until_exhausted(
 
 
 def parameters_inputs(run: Run, tool_text: str, feedback: str = NO_FEEDBACK) -> dict[str, str]:
-    """The parameters role's inputs in ``run``, shown the tool as ``tool_text``."""
+    """The parameters role's inputs in ``run``, shown the tool as ``tool_text``.
+
+    The results of the calls already run in this request follow the earlier turns, so a call
+    whose value comes from a result ("find my city, then its weather") can take it.
+    """
     return {
-        "conversation": run.conversation,
+        "conversation": with_results(run.conversation, run.calls),
         "message": run.message,
         "state": run.state_text(),
         "tool": tool_text,
         "feedback": feedback,
     }
+
+
+def with_results(conversation: str, calls: Sequence[CallRecord]) -> str:
+    """``conversation`` with a ``tool`` turn for each call that ran and returned a result.
+
+    Recorded calls (spec-only tools) returned nothing, and failed calls nothing to take a
+    value from: neither is shown, so most prompts stay exactly as they were.
+    """
+    ran = [c for c in calls if _returned(c)]
+    if not ran:
+        return conversation
+    turns = "\n".join(f"tool: {call_text(c)} returned {c.outcome.message}" for c in ran)
+    earlier = "" if says_nothing("conversation", conversation) else conversation.rstrip() + "\n"
+    return earlier + turns
+
+
+def returned_results(calls: Sequence[CallRecord]) -> bool:
+    """Whether some call ran and returned a result (not an error, not only recorded)."""
+    return any(_returned(call) for call in calls)
+
+
+def _returned(call: CallRecord) -> bool:
+    return call.outcome.ok and call.outcome != recorded_outcome(call.tool)
 
 
 def warm_parameters(run: Run, tool: Tool) -> None:
