@@ -13,6 +13,10 @@ The prompt tokens that were reused are reported as cached tokens in the usage.
 Under a JSON-schema grammar the grammar is checked on the sampler chain's pick first and the
 whole vocabulary masked only when it refuses that token (``llamacpp_sampler``): the same greedy
 text in about 0.7x the generation time.
+
+While a text listener is installed (``freyr_dspy.text_stream``), a call without tools is
+generated as a stream and each piece of its text goes to the listener as it is decoded
+(``llamacpp_stream``); the response is the same either way.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from freyr_dspy.backends.llamacpp_scoring import (
     chat_prompt,
     score_continuations,
 )
+from freyr_dspy.backends.llamacpp_stream import streamed_chat_completion
 from freyr_dspy.backends.llamacpp_tools import (
     TEMPLATE_TOOLS,
     choose_with_handler,
@@ -44,6 +49,7 @@ from freyr_dspy.backends.llamacpp_tools import (
 )
 from freyr_dspy.backends.replay import ReplayMemo
 from freyr_dspy.errors import ToolUnsupportedError
+from freyr_dspy.text_stream import text_listener
 
 __all__ = [
     "AUTO_TOOLS",
@@ -237,11 +243,15 @@ class LlamaCppEngine:
         )
         if free_choice and self.tool_chat_format is None:
             raise _no_free_choice(request.model)  # before loading: nothing to load for
+        # A tool call is parsed from the whole answer: only text is streamed.
+        listener = None if kwargs.get("tools") else text_listener()
         with self._lock:
             llama = self._model()
             evaluated_before = llama.prompt_evaluated
             if free_choice:
                 raw = self._choose_tools(llama, messages, kwargs, request.model)
+            elif listener is not None:
+                raw = streamed_chat_completion(llama, messages, kwargs, listener)
             else:
                 raw = llama.create_chat_completion(messages=messages, **kwargs)
             evaluated = llama.prompt_evaluated - evaluated_before
@@ -413,12 +423,20 @@ def _counting_llama_class() -> type:
         prompt_evaluated = 0
         #: Seconds spent evaluating prompts (the rest of a call is generation and overhead).
         prompt_seconds = 0.0
+        #: The last generation's prompt and generated tokens (a streamed call reports no usage).
+        last_prompt_tokens = 0
+        last_generated = 0
         _in_prompt = False
         grammar_last = True
 
         def generate(self, tokens: Sequence[int], **kwargs: Any) -> Iterator[int]:
             self._in_prompt = True
-            yield from super().generate(tokens, **kwargs)
+            self.last_prompt_tokens, self.last_generated = len(tokens), 0
+            for token in super().generate(tokens, **kwargs):
+                # counted as llama-cpp-python counts completion tokens: end-of-generation is not
+                if not llama_cpp.llama_vocab_is_eog(self._model.vocab, token):
+                    self.last_generated += 1
+                yield token
 
         def eval(self, tokens: Sequence[int]) -> None:
             if not self._in_prompt:

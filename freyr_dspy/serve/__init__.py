@@ -9,7 +9,9 @@ Modules: ``protocol`` (the request/response shapes), ``conversation`` (messages 
 program's inputs), ``translate`` (tools, tool_choice, results -> choices), ``answer`` (running
 the program for one request), ``sampling``, ``context`` (the context-size check), ``job``
 (one request end to end), ``programs`` (what is served, by name), ``queue`` (admission),
-``streaming`` (SSE chunks), ``errors``, ``app`` (the FastAPI app) and ``server`` (uvicorn).
+``streaming`` (SSE chunks), ``live`` (what streams while the program runs), ``reply_text`` and
+``reply_guard`` (the reply's words out of a role's JSON answer, and which may go out yet),
+``errors``, ``app`` (the FastAPI app) and ``server`` (uvicorn).
 """
 
 from __future__ import annotations

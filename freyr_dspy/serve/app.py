@@ -9,6 +9,7 @@ answering the request), so a client can tell the server's own cost from the mode
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 import time
@@ -23,10 +24,11 @@ from freyr_dspy.errors import one_line
 from freyr_dspy.schemas import Result
 from freyr_dspy.serve.errors import ApiError, unauthorized
 from freyr_dspy.serve.job import completion_of, parse_request, prepare, run_job
+from freyr_dspy.serve.live import LiveAnswer
 from freyr_dspy.serve.programs import ServedPrograms
 from freyr_dspy.serve.protocol import ChatCompletion, ChatRequest
 from freyr_dspy.serve.queue import Admission, ClientGone, Timed
-from freyr_dspy.serve.streaming import sse_events
+from freyr_dspy.serve.streaming import first_delta, live_events, new_head, sse_events
 
 __all__ = ["ServeOptions", "create_app"]
 
@@ -97,18 +99,26 @@ def create_app(programs: ServedPrograms, options: ServeOptions | None = None) ->
         _authorize(request, options.api_key)
         body = parse_request(await _read_body(request))
         job = prepare(body, programs.pick(body.model))
+        loop = asyncio.get_running_loop()
+        live = LiveAnswer(loop, job.turn, job.toolbox, job.plan) if body.stream else None
+        running = asyncio.ensure_future(
+            admission.run(lambda: run_job(job, live), lambda: _client_left(request))
+        )
+        running.add_done_callback(_retrieved)  # a streamed answer's client may be gone
+        if live is not None and (first := await first_delta(live, running)) is not None:
+
+            async def final() -> ChatCompletion:
+                timed = await _finished(running, body)
+                return completion_of(body.model, timed.value, job, fingerprint)
+
+            head = new_head(body.model, fingerprint)
+            events = live_events(head, first, live, running, final, include_usage=_usage(body))
+            return StreamingResponse(events, media_type="text/event-stream")
         try:
-            timed = await admission.run(lambda: run_job(job), lambda: _client_left(request))
+            timed = await _finished(running, body)
         except ClientGone:
             logger.info("client left while waiting: %s", body.model)
             return Response(status_code=CLIENT_CLOSED)
-        except ApiError:
-            raise
-        except Exception as exc:  # a bug or a misconfigured program: one line to the client
-            logger.exception("request for %s failed", body.model)
-            raise ApiError(
-                500, one_line(exc, typed=True), type="server_error", code="internal"
-            ) from exc
         completion = completion_of(body.model, timed.value, job, fingerprint)
         finish = completion.choices[0].finish_reason
         logger.info("%s: %s in %.0f ms", body.model, finish, 1000 * timed.run_seconds)
@@ -117,14 +127,41 @@ def create_app(programs: ServedPrograms, options: ServeOptions | None = None) ->
     return app
 
 
+async def _finished(running: asyncio.Future[Timed[Result]], body: ChatRequest) -> Timed[Result]:
+    """The program's run, its unexpected errors made one line for the client (500).
+
+    Raises:
+        ApiError: the run's own (503, 504), or 500 for a bug or a misconfigured program.
+        ClientGone: when the client left while waiting.
+    """
+    try:
+        return await running
+    except (ClientGone, ApiError):
+        raise
+    except Exception as exc:  # a bug or a misconfigured program: one line to the client
+        logger.exception("request for %s failed", body.model)
+        message = one_line(exc, typed=True)
+        raise ApiError(500, message, type="server_error", code="internal") from exc
+
+
+def _retrieved(running: asyncio.Future[Timed[Result]]) -> None:
+    """Mark the run's error as seen: nobody awaits a run whose streaming client left."""
+    if not running.cancelled():
+        running.exception()
+
+
+def _usage(body: ChatRequest) -> bool:
+    """Whether the stream ends with a usage chunk (``stream_options.include_usage``)."""
+    return body.stream_options is not None and body.stream_options.include_usage
+
+
 def _respond(
     body: ChatRequest, completion: ChatCompletion, timed: Timed[Result], started: float
 ) -> Response:
     if not body.stream:
         response: Response = JSONResponse(completion.model_dump(mode="json"))
     else:
-        usage = body.stream_options is not None and body.stream_options.include_usage
-        events = sse_events(completion, include_usage=usage)
+        events = sse_events(completion, include_usage=_usage(body))
         response = StreamingResponse(events, media_type="text/event-stream")
     own = time.perf_counter() - started - timed.queue_seconds - timed.run_seconds
     response.headers.update(

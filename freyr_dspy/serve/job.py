@@ -9,8 +9,8 @@ the model's context. ``run_job`` is the part that runs in the worker thread.
 from __future__ import annotations
 
 import json
-import secrets
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,8 +21,9 @@ from freyr_dspy.serve.answer import answer
 from freyr_dspy.serve.context import check_fits
 from freyr_dspy.serve.conversation import Turn, read_turn
 from freyr_dspy.serve.errors import bad_request, invalid_body
+from freyr_dspy.serve.live import LiveAnswer
 from freyr_dspy.serve.programs import ServedProgram
-from freyr_dspy.serve.protocol import ChatCompletion, ChatRequest
+from freyr_dspy.serve.protocol import ChatCompletion, ChatRequest, new_completion_id
 from freyr_dspy.serve.sampling import request_sampling, sampling_of
 from freyr_dspy.serve.translate import ToolPlan, choice_of, plan_of, toolbox_of, usage_of
 from freyr_dspy.tools import Toolbox
@@ -76,10 +77,13 @@ def prepare(request: ChatRequest, served: ServedProgram) -> Job:
     return Job(served, turn, toolbox, plan, sampling_of(request))
 
 
-def run_job(job: Job) -> Result:
-    """Run the program for a job (in the worker thread), with the request's sampling."""
+def run_job(job: Job, live: LiveAnswer | None = None) -> Result:
+    """Run the program for a job (in the worker thread), with the request's sampling.
+
+    ``live``: the streamed answer that hears of the run's words and calls as they come.
+    """
     program = job.served.program
-    with request_sampling(program, job.sampling):
+    with request_sampling(program, job.sampling), live.installed() if live else nullcontext():
         return answer(program, job.turn, job.toolbox, job.plan)
 
 
@@ -90,7 +94,7 @@ def completion_of(model: str, result: Result, job: Job, fingerprint: str) -> Cha
         ApiError: 502 when the program failed or could not honour ``tool_choice``.
     """
     return ChatCompletion(
-        id=f"chatcmpl-{secrets.token_hex(12)}",
+        id=new_completion_id(),
         created=int(time.time()),
         model=model,
         system_fingerprint=fingerprint,

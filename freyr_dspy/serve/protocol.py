@@ -8,6 +8,7 @@ SDKs read; ``usage.freyr_roles`` is an extra field with each role's own usage.
 
 from __future__ import annotations
 
+import secrets
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -32,6 +33,7 @@ __all__ = [
     "ToolMessage",
     "Usage",
     "UserMessage",
+    "new_completion_id",
 ]
 
 #: Text, or a list of content parts (only ``{"type": "text"}`` parts are understood).
@@ -176,6 +178,11 @@ class ChatCompletion(BaseModel):
     system_fingerprint: str | None = None
     choices: list[Choice]
     usage: Usage
+
+
+def new_completion_id() -> str:
+    """A fresh completion id, ``chatcmpl-`` and 24 random hex digits."""
+    return f"chatcmpl-{secrets.token_hex(12)}"
 
 
 class ModelCard(BaseModel):

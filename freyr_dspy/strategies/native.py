@@ -253,7 +253,7 @@ def execute_calls(run: Run, calls: list[Any], round_index: int) -> tuple[dspy.To
     for i, call in enumerate(calls):
         arguments, dropped = run.grounded(call.name, dict(call.args or {}))
         outcome = run.execute(call.name, arguments)
-        run.calls.append(_record(call.name, arguments, outcome, dropped))
+        run.add_call(_record(call.name, arguments, outcome, dropped))
         values.append(outcome.render())
         errors.append(not outcome.ok)
         named.append(call.model_copy(update={"id": call.id or f"call_{round_index}_{i}"}))

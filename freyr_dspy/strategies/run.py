@@ -29,6 +29,7 @@ from freyr_dspy.schemas import (
     Result,
     RoleUsage,
 )
+from freyr_dspy.strategies.call_watch import call_recorded
 from freyr_dspy.strategies.grounding import Evidence, copied_examples, examples_of, ground_arguments
 from freyr_dspy.tools import Toolbox
 
@@ -146,6 +147,11 @@ class Run:
             parse_failures=int(parse_failed),
         )
         self.add_usage(role, spent)
+
+    def add_call(self, record: CallRecord) -> None:
+        """Record a call whose attempts are over (a ``watching_calls`` listener hears of it)."""
+        self.calls.append(record)
+        call_recorded(record)
 
     def add_usage(self, role: str, spent: RoleUsage) -> None:
         """Count ``spent`` to ``role`` (model work done outside ``call_role``, such as scoring)."""

@@ -4,7 +4,9 @@ A fake plugs into DSPy as a custom engine, reads the role and the input fields o
 prompt DSPy built, and answers through the active adapter's format, so parsing is exercised
 for real. It is strict: a call its script does not cover raises ``FakeLMError`` with an
 excerpt of the prompt. Two forms: ``ScriptedLM`` (a table) and ``FunctionLM`` (a callable).
-``make_lm("fake/<name>")`` returns the fake registered under ``<name>``.
+``make_lm("fake/<name>")`` returns the fake registered under ``<name>``. While a text listener
+is installed (``freyr_dspy.text_stream``), a fake feeds it its answer in pieces of a few
+characters, as a streaming model would.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dspy.lm15 import Message, Request, Response, TextPart, ToolCallPart, Usage,
 
 from freyr_dspy.errors import FakeLMError
 from freyr_dspy.prompting.placeholders import CONTEXT_PLACEHOLDERS
+from freyr_dspy.text_stream import TextListener, text_listener
 
 __all__ = [
     "Answer",
@@ -37,6 +40,8 @@ __test__ = False  # not a test module, whatever pytest's collection rules say
 _SECTION = re.compile(r"\[\[ ## (\w+) ## \]\]\n?(.*?)(?=\n*\[\[ ## \w+ ## \]\]|\Z)", re.S)
 #: The lean adapter's ``<name>\nvalue\n</name>`` sections.
 _TAGGED = re.compile(r"^<(\w+)>\n(.*?)\n</\1>$", re.S | re.M)
+#: Characters per piece of a streamed answer (about a token's worth).
+PIECE_CHARS = 4
 
 Answer = Mapping[str, Any] | str
 
@@ -60,6 +65,9 @@ class FakeEngine:
     ``structured_output=True`` makes it claim, like llama.cpp or OpenAI, that it constrains its
     output to a JSON schema: adapters then send ``response_format`` (recorded in each call's
     ``config``). A fake never enforces it; it answers what it was told to.
+
+    ``between_pieces`` is called before each piece of a streamed answer after the first, so a
+    test can hold a stream halfway (and see what arrived before the answer was finished).
     """
 
     supports_function_calling = True
@@ -75,8 +83,14 @@ class FakeEngine:
         "stop",
     )
 
-    def __init__(self, *, structured_output: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        structured_output: bool = False,
+        between_pieces: Callable[[], None] | None = None,
+    ) -> None:
         self.calls: list[FakeCall] = []
+        self.between_pieces = between_pieces
         self._lock = threading.Lock()
         if structured_output:
             self.supports_response_schema = True
@@ -98,6 +112,9 @@ class FakeEngine:
         answer = self.answer(call)
         parts = _answer_parts(answer, request)
         text = "".join(p.text for p in parts if isinstance(p, TextPart))
+        listener = None if request.tools else text_listener()
+        if listener is not None:
+            self._stream(text, listener)
         return Response(
             id=None,
             model=request.model,
@@ -109,6 +126,13 @@ class FakeEngine:
                 total_tokens=_count(call.prompt) + max(_count(text), 1),
             ),
         )
+
+    def _stream(self, text: str, listener: TextListener) -> None:
+        """Feed ``text`` to ``listener`` in pieces of ``PIECE_CHARS`` characters."""
+        for start in range(0, len(text), PIECE_CHARS):
+            if start and self.between_pieces is not None:
+                self.between_pieces()
+            listener(text[start : start + PIECE_CHARS])
 
     def stream(self, request: Request) -> Any:
         """Stream as one delta."""
@@ -131,9 +155,13 @@ class ScriptedLM(FakeEngine):
     """
 
     def __init__(
-        self, table: Mapping[str, Mapping[str, Answer]], *, structured_output: bool = False
+        self,
+        table: Mapping[str, Mapping[str, Answer]],
+        *,
+        structured_output: bool = False,
+        between_pieces: Callable[[], None] | None = None,
     ) -> None:
-        super().__init__(structured_output=structured_output)
+        super().__init__(structured_output=structured_output, between_pieces=between_pieces)
         self.table = table
 
     def answer(self, call: FakeCall) -> Answer:
@@ -152,9 +180,13 @@ class FunctionLM(FakeEngine):
     """A fake whose answers come from ``fn(call)``; ``fn`` raises or returns an answer."""
 
     def __init__(
-        self, fn: Callable[[FakeCall], Answer | None], *, structured_output: bool = False
+        self,
+        fn: Callable[[FakeCall], Answer | None],
+        *,
+        structured_output: bool = False,
+        between_pieces: Callable[[], None] | None = None,
     ) -> None:
-        super().__init__(structured_output=structured_output)
+        super().__init__(structured_output=structured_output, between_pieces=between_pieces)
         self.fn = fn
 
     def answer(self, call: FakeCall) -> Answer:

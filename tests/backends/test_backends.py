@@ -7,6 +7,7 @@ from pathlib import Path
 
 import dspy
 import pytest
+from dspy.lm15 import FunctionTool, Message, Request
 
 from freyr_dspy.backends import (
     EMBEDDED_MODELS,
@@ -18,9 +19,11 @@ from freyr_dspy.backends import (
 from freyr_dspy.backends.embedded import shared_engine
 from freyr_dspy.backends.llamacpp import tool_format_of
 from freyr_dspy.errors import ConfigError, UnknownModelError
-from freyr_dspy.roles import IntentClassifier
+from freyr_dspy.prompting.adapters import LeanAdapter
+from freyr_dspy.roles import ChatResponder, IntentClassifier
 from freyr_dspy.schemas import Sampling
 from freyr_dspy.settings import FAST_MODEL, Settings
+from freyr_dspy.text_stream import listening
 from tests.support.stub_llama import stub_engine
 
 SAMPLING = Sampling(temperature=0.8, top_p=0.6, top_k=20, max_tokens=100, seed=3)
@@ -206,3 +209,34 @@ def test_engine_state_round_trips() -> None:
     engine = LlamaCppEngine("/models/x.gguf", n_ctx=8192, seed=4)
     rebuilt = LlamaCppEngine.load_state(engine.dump_state())
     assert (rebuilt.model_path, rebuilt.n_ctx, rebuilt.seed) == ("/models/x.gguf", 8192, 4)
+
+
+def test_engine_streams_text_to_a_listener_and_answers_the_same() -> None:
+    answer = '{"reply": "Hello there"}'
+    engine, stub = stub_engine({"role": "assistant", "content": answer})
+    role = ChatResponder()
+    role.set_lm(dspy.LM("embedded/stub", engine=engine, cache=False))
+    heard: list[str] = []
+    inputs = {"conversation": "(none)", "message": "hi", "state": "(none)"}
+    with dspy.context(adapter=LeanAdapter()), dspy.track_usage() as tracker:
+        with listening(heard.append):
+            streamed = role(**inputs)
+        whole = role(**inputs)
+    assert "".join(heard) == answer and len(heard) > 3  # as the chunks came
+    assert streamed.reply == whole.reply == "Hello there"
+    assert [r.get("stream", False) for r in stub.requests] == [True, False]
+    first, second = tracker.usage_data["embedded/stub"]
+    assert first == second  # the streamed call's usage counts as the whole call's
+
+
+def test_a_call_with_tools_is_never_streamed() -> None:
+    engine, stub = stub_engine({"role": "assistant", "content": "{}"})
+    request = Request(
+        model="embedded/stub",
+        messages=(Message.user("weather in Oslo?"),),
+        tools=(FunctionTool(name="get_weather", description="", parameters={"type": "object"}),),
+    )
+    heard: list[str] = []
+    with listening(heard.append):
+        engine.complete(request)
+    assert heard == [] and "stream" not in stub.requests[0]

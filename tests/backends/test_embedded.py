@@ -12,8 +12,10 @@ import pytest
 from freyr_dspy.backends import make_lm
 from freyr_dspy.backends.embedded import shared_engine
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.roles import IntentClassifier, ParameterFiller
+from freyr_dspy.prompting.adapters import LeanAdapter
+from freyr_dspy.roles import ChatResponder, IntentClassifier, ParameterFiller
 from freyr_dspy.schemas import RoleModel, Sampling
+from freyr_dspy.text_stream import listening
 
 pytestmark = pytest.mark.embedded
 
@@ -144,3 +146,21 @@ def test_prefix_cache_reuses_prompts_and_changes_no_answer() -> None:
     assert warm.prompt_tokens_sent == cold.prompt_tokens_sent
     # the second round finds both roles' system prompts and demos in the cache
     assert warm.prompt_tokens_evaluated < 0.75 * cold.prompt_tokens_evaluated
+
+
+def test_a_streamed_call_answers_and_counts_as_the_whole_call() -> None:
+    role = ChatResponder()
+    role.set_lm(make_lm(MODEL, SHORT))
+    inputs = {"conversation": "(none)", "message": "Hello, who are you?", "state": "(none)"}
+    shared_engine(MODEL).forget_prompts()
+    heard: list[str] = []
+    with dspy.context(adapter=LeanAdapter()), dspy.track_usage() as tracker:
+        with listening(heard.append):
+            streamed = role(**inputs)
+        shared_engine(MODEL).forget_prompts()  # the same prompt evaluated again, not cached
+        whole = role(**inputs)
+    assert len(heard) > 3 and "".join(heard).startswith('{"reply": ')
+    assert streamed.reply == whole.reply
+    first, second = tracker.usage_data[MODEL]
+    assert first["prompt_tokens"] == second["prompt_tokens"] > 0
+    assert first["completion_tokens"] == second["completion_tokens"] > 0

@@ -70,10 +70,18 @@ def answer(call: FakeCall) -> Answer:
 
 
 def make_program(
-    fn: Callable[[FakeCall], Answer | None] = answer, strategy: str = "freyr"
+    fn: Callable[[FakeCall], Answer | None] = answer,
+    strategy: str = "freyr",
+    *,
+    between_pieces: Callable[[], None] | None = None,
+    structured_output: bool = False,
 ) -> tuple[FreyrProgram, FunctionLM]:
-    """A program for the request's own tools, every role played by ``fn``."""
-    engine = FunctionLM(fn)
+    """A program for the request's own tools, every role played by ``fn``.
+
+    ``between_pieces`` holds a streamed answer halfway (``FakeEngine``); ``structured_output``
+    makes the fake claim it keeps to a ``response_format``.
+    """
+    engine = FunctionLM(fn, between_pieces=between_pieces, structured_output=structured_output)
     settings = {"confirm": False} if strategy == "freyr" else {}
     program = FreyrProgram(toolbox=Toolbox([]), strategy=make_strategy(strategy, **settings))
     program.set_lm(dspy.LM("fake/serve", engine=engine, cache=False, temperature=0.0))

@@ -209,7 +209,7 @@ def call_with_retries(
             break
         first = None
     record = attempts.record()
-    run.calls.append(record)
+    run.add_call(record)
     return record
 
 
