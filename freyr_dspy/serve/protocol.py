@@ -27,6 +27,7 @@ __all__ = [
     "ModelCard",
     "ModelList",
     "NamedToolChoice",
+    "PromptTokensDetails",
     "StreamOptions",
     "SystemMessage",
     "ToolCall",
@@ -158,12 +159,19 @@ class Choice(BaseModel):
     finish_reason: FinishReason
 
 
+class PromptTokensDetails(BaseModel):
+    """What the prompt tokens were: ``cached_tokens`` came from a prefix cache."""
+
+    cached_tokens: int = 0
+
+
 class Usage(BaseModel):
     """Tokens of every model call the request took, all roles together."""
 
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
+    prompt_tokens_details: PromptTokensDetails = Field(default_factory=PromptTokensDetails)
     #: Role -> its own usage (lm_calls, input/output tokens, seconds, ...): freyr's extra.
     freyr_roles: dict[str, dict[str, Any]] = Field(default_factory=dict)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import secrets
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -23,15 +24,27 @@ from freyr_dspy.serve.protocol import (
     Choice,
     FunctionCall,
     NamedToolChoice,
+    PromptTokensDetails,
     ToolCall,
     Usage,
 )
 from freyr_dspy.tools import Toolbox
 
-__all__ = ["ToolPlan", "choice_of", "new_call_id", "plan_of", "toolbox_of", "usage_of"]
+__all__ = [
+    "TOOL_NAME",
+    "ToolPlan",
+    "choice_of",
+    "new_call_id",
+    "plan_of",
+    "tool_call",
+    "toolbox_of",
+    "usage_of",
+]
 
 #: Distinct tool lists kept built: clients send the same tools with every request.
 _TOOLBOX_CACHE = 64
+#: OpenAI's rule for function names: clients and providers downstream refuse others.
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 
 @dataclass(frozen=True)
@@ -53,12 +66,31 @@ def toolbox_of(tools: list[Any] | None) -> Toolbox | None:
     """
     if not tools:
         return None
+    for index, tool in enumerate(tools):
+        _check_name(index, tool)
     try:
         # NOTE: not sort_keys: the order of a schema's properties is the order roles see.
         key = json.dumps(tools)
     except (TypeError, ValueError) as exc:  # pragma: no cover - the body was JSON already
         raise bad_request(f"tools: {exc}", param="tools") from exc
     return _cached_toolbox(key)
+
+
+def _check_name(index: int, tool: Any) -> None:
+    """Refuse a function name outside OpenAI's pattern (a malformed tool is left to the toolbox).
+
+    Raises:
+        ApiError: 400 naming the tool.
+    """
+    function = tool.get("function") if isinstance(tool, dict) else None
+    name = function.get("name") if isinstance(function, dict) else None
+    if isinstance(name, str) and name and not TOOL_NAME.fullmatch(name):
+        raise bad_request(
+            f"tools[{index}].function.name: {name!r} is not a valid tool name (letters, digits, "
+            "'_' and '-', 1 to 64 of them, as OpenAI requires)",
+            param=f"tools[{index}].function.name",
+            code="invalid_tool_name",
+        )
 
 
 @functools.lru_cache(maxsize=_TOOLBOX_CACHE)
@@ -150,12 +182,18 @@ def new_call_id() -> str:
 
 
 def usage_of(usage: dict[str, RoleUsage]) -> Usage:
-    """Sum every role's tokens; keep each role's own usage in ``freyr_roles``."""
+    """Sum every role's tokens; keep each role's own usage in ``freyr_roles``.
+
+    ``prompt_tokens_details.cached_tokens`` are the prompt tokens a backend's prefix cache
+    reused (the embedded engine's saved states; a provider's prompt cache).
+    """
     prompt = sum(u.input_tokens for u in usage.values())
     completion = sum(u.output_tokens for u in usage.values())
+    cached = sum(u.cached_input_tokens for u in usage.values())
     return Usage(
         prompt_tokens=prompt,
         completion_tokens=completion,
         total_tokens=prompt + completion,
+        prompt_tokens_details=PromptTokensDetails(cached_tokens=cached),
         freyr_roles={role: u.model_dump() for role, u in usage.items()},
     )

@@ -10,7 +10,9 @@ import litellm
 import pytest
 from openai import OpenAI
 
+from freyr_dspy.schemas import RoleUsage
 from freyr_dspy.serve import ServedProgram
+from freyr_dspy.serve.translate import usage_of
 from freyr_dspy.testing import FunctionLM
 from tests.support.serve_helpers import (
     ARGUMENTS,
@@ -64,6 +66,18 @@ def test_usage_counts_every_role_and_names_each(base_url: str, fake: FunctionLM)
     assert usage.prompt_tokens == sum(r["input_tokens"] for r in roles.values()) > 0
     assert usage.completion_tokens == sum(r["output_tokens"] for r in roles.values()) > 0
     assert usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
+    assert usage.prompt_tokens_details is not None
+    assert usage.prompt_tokens_details.cached_tokens == 0  # a fake has no prefix cache
+
+
+def test_cached_tokens_are_the_prefix_caches_of_every_role() -> None:
+    usage = usage_of(
+        {
+            "intent": RoleUsage(lm_calls=1, input_tokens=300, cached_input_tokens=250),
+            "parameters": RoleUsage(lm_calls=1, input_tokens=200, cached_input_tokens=120),
+        }
+    )
+    assert usage.prompt_tokens_details.cached_tokens == 370 and usage.prompt_tokens == 500
 
 
 def test_a_tool_round_trip_through_litellm(base_url: str, fake: FunctionLM) -> None:

@@ -84,3 +84,7 @@ def test_the_sdk_weather_example_gets_a_valid_tool_call_and_a_reply(settings: Se
     assert reply.choices[0].finish_reason == "stop"
     assert reply.choices[0].message.content
     assert reply.usage is not None and reply.usage.prompt_tokens > 0
+    # the prefix cache kept the start of the first request's prompts: the planning role's
+    # instructions and the tool catalog were not evaluated again
+    cached = reply.usage.prompt_tokens_details
+    assert cached is not None and 0 < cached.cached_tokens < reply.usage.prompt_tokens

@@ -110,6 +110,14 @@ def test_a_malformed_tool_is_a_400_naming_it(
     assert error["param"] == "tools" and problem in error["message"]
 
 
+@pytest.mark.parametrize("name", ["get weather", "météo", "a" * 65, "ns.get_weather"])
+def test_a_tool_name_openai_would_refuse_is_a_400_naming_the_tool(base_url: str, name: str) -> None:
+    body = {"model": "weather", "messages": ASK_WEATHER, "tools": [WEATHER, tool(name, {})]}
+    error = error_of(post(base_url, body), 400)
+    assert (error["param"], error["code"]) == ("tools[1].function.name", "invalid_tool_name")
+    assert repr(name) in error["message"]
+
+
 def test_a_huge_body_is_refused_before_it_is_read_whole(base_url: str) -> None:
     huge = b'{"model": "weather", "messages": [' + b" " * (17 * 2**20) + b"]}"
     response = httpx.post(f"{base_url}/chat/completions", content=huge, timeout=60)
