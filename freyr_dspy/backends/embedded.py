@@ -34,6 +34,7 @@ __all__ = [
     "model_cache_dir",
     "model_path",
     "register_embedded_model",
+    "runs_in_process",
     "shared_engine",
     "use_model_cache",
 ]
@@ -233,6 +234,14 @@ def _new_engine(model_id: str) -> LlamaCppEngine:
     return LlamaCppEngine(
         model_path(model_id), n_ctx=model.n_ctx, tool_chat_format=model.tool_chat_format
     )
+
+
+def runs_in_process(model_id: str) -> bool:
+    """Tell whether a model id runs in this process on llama.cpp (``embedded/``, ``gguf:``).
+
+    Such a model answers one call at a time: its engine holds one llama.cpp context.
+    """
+    return model_id.startswith((GGUF_PREFIX, "embedded/"))
 
 
 def is_installed(model_id: str) -> bool:

@@ -39,13 +39,20 @@ import weakref
 from typing import Any
 
 import dspy
+import json_repair
 from dspy.adapters.types.tool import ToolCalls
 from dspy.adapters.utils import format_field_value, get_annotation_name, serialize_for_json
 from dspy.utils.exceptions import AdapterParseError
 from pydantic.fields import FieldInfo
 
 from freyr_dspy.errors import one_line
-from freyr_dspy.prompting.contracts import contract_of, enforces_schema, response_format, stated
+from freyr_dspy.prompting.contracts import (
+    contract_of,
+    enforces_schema,
+    json_text_fields,
+    response_format,
+    stated,
+)
 from freyr_dspy.prompting.placeholders import says_nothing
 
 __all__ = [
@@ -98,6 +105,9 @@ class _ParseErrorsAsAdapterErrors:
     def parse(self, signature: type[dspy.Signature], completion: str) -> dict[str, Any]:
         """Parse like DSPy; report any failure on this completion as ``AdapterParseError``.
 
+        A text field held to a non-string schema (``json_text_fields``) is its value's JSON,
+        where DSPy would write Python's ``repr`` of it.
+
         Raises:
             AdapterParseError: when the completion cannot be parsed into the output fields.
         """
@@ -110,7 +120,21 @@ class _ParseErrorsAsAdapterErrors:
                 lm_response=completion,
                 message=one_line(exc, limit=None, typed=True),
             ) from exc
+        if fields := json_text_fields(signature):
+            parsed.update(_json_texts(fields, completion))
         return parsed
+
+
+def _json_texts(fields: list[str], completion: str) -> dict[str, str]:
+    """The JSON text of each of ``fields`` whose value in the answer is not a string."""
+    answer = json_repair.loads(completion)
+    if not isinstance(answer, dict):
+        return {}
+    return {
+        name: json.dumps(answer[name], ensure_ascii=False)
+        for name in fields
+        if name in answer and not isinstance(answer[name], str)
+    }
 
 
 class _HonouredContract:

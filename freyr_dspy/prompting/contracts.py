@@ -39,6 +39,7 @@ __all__ = [
     "contract_of",
     "enforces_schema",
     "is_strict",
+    "json_text_fields",
     "name_schema",
     "names_schema",
     "output_schema",
@@ -131,6 +132,20 @@ def contract_of(signature: type[dspy.Signature]) -> dict[str, JsonSchema]:
         for name, field in signature.output_fields.items()
         if _KEY in (field.json_schema_extra or {})
     }
+
+
+def json_text_fields(signature: type[dspy.Signature]) -> list[str]:
+    """The text outputs a contract holds to a schema that is not a string's.
+
+    Such a field's value is JSON (an object, a list, ...), and the role's text is the JSON of
+    that value (a served reply under ``response_format``): it is read as JSON and kept as
+    written, not tidied up as prose.
+    """
+    return [
+        name
+        for name, schema in contract_of(signature).items()
+        if signature.output_fields[name].annotation is str and schema.get("type") != "string"
+    ]
 
 
 def stated(signature: type[dspy.Signature]) -> type[dspy.Signature]:

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import dspy
 from dspy.utils.exceptions import AdapterParseError
 
-from freyr_dspy.prompting.contracts import Contract, with_contract
+from freyr_dspy.prompting.contracts import Contract, json_text_fields, with_contract
 from freyr_dspy.prompting.demo_pool import POOL_ATTRIBUTE, demos_for
 from freyr_dspy.prompting.parsing import valid_unicode
 
@@ -63,7 +63,10 @@ class Role(dspy.Module):
             logger.debug("%s: adapter parse failed; reading raw output", type(self).__name__)
             outputs = self.parse_raw(exc.lm_response or "")
             parsed_ok = False
-        return dspy.Prediction(**self.clean(outputs), parsed_ok=parsed_ok)
+        # JSON held to a schema is kept as written: tidying it as prose would break it.
+        kept = json_text_fields(inputs.get("signature", self.predict.signature))
+        cleaned = {**self.clean(outputs), **{name: outputs[name] for name in kept}}
+        return dspy.Prediction(**cleaned, parsed_ok=parsed_ok)
 
     def parse_raw(self, text: str) -> dict[str, Any]:
         """Read the output fields from raw model text. Subclasses override."""

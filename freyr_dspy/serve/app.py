@@ -23,7 +23,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from freyr_dspy.errors import one_line
 from freyr_dspy.schemas import Result
 from freyr_dspy.serve.errors import ApiError, unauthorized
-from freyr_dspy.serve.job import completion_of, parse_request, prepare, run_job
+from freyr_dspy.serve.job import Job, completion_of, parse_request, prepare, run_job
 from freyr_dspy.serve.live import LiveAnswer
 from freyr_dspy.serve.programs import ServedPrograms
 from freyr_dspy.serve.protocol import ChatCompletion, ChatRequest
@@ -100,7 +100,10 @@ def create_app(programs: ServedPrograms, options: ServeOptions | None = None) ->
         body = parse_request(await _read_body(request))
         job = prepare(body, programs.pick(body.model))
         loop = asyncio.get_running_loop()
-        live = LiveAnswer(loop, job.turn, job.toolbox, job.plan) if body.stream else None
+        words = job.reply_format is None  # a structured reply is checked whole before it goes
+        live = (
+            LiveAnswer(loop, job.turn, job.toolbox, job.plan, words=words) if body.stream else None
+        )
         running = asyncio.ensure_future(
             admission.run(lambda: run_job(job, live), lambda: _client_left(request))
         )
@@ -142,6 +145,15 @@ async def _finished(running: asyncio.Future[Timed[Result]], body: ChatRequest) -
         logger.exception("request for %s failed", body.model)
         message = one_line(exc, typed=True)
         raise ApiError(500, message, type="server_error", code="internal") from exc
+
+
+def _live_answer(job: Job, body: ChatRequest) -> LiveAnswer | None:
+    """The streamed answer of a ``stream: true`` request (None otherwise)."""
+    if not body.stream:
+        return None
+    loop = asyncio.get_running_loop()
+    words = job.reply_format is None  # a structured reply is checked whole before it goes
+    return LiveAnswer(loop, job.turn, job.toolbox, job.plan, words=words)
 
 
 def _retrieved(running: asyncio.Future[Timed[Result]]) -> None:

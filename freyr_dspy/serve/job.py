@@ -25,6 +25,13 @@ from freyr_dspy.serve.live import LiveAnswer
 from freyr_dspy.serve.programs import ServedProgram
 from freyr_dspy.serve.protocol import ChatCompletion, ChatRequest, new_completion_id
 from freyr_dspy.serve.sampling import request_sampling, sampling_of
+from freyr_dspy.serve.structured import (
+    ReplyFormat,
+    check_reply,
+    reply_format,
+    reply_format_of,
+    served_format,
+)
 from freyr_dspy.serve.translate import ToolPlan, choice_of, plan_of, toolbox_of, usage_of
 from freyr_dspy.tools import Toolbox
 
@@ -40,6 +47,8 @@ class Job:
     toolbox: Toolbox | None
     plan: ToolPlan
     sampling: dict[str, Any] = field(default_factory=dict)
+    #: The JSON a reply in words must be (``response_format``); None: text.
+    reply_format: ReplyFormat | None = None
 
 
 def parse_request(raw: bytes) -> ChatRequest:
@@ -74,7 +83,10 @@ def prepare(request: ChatRequest, served: ServedProgram) -> Job:
     plan = plan_of(request, toolbox)
     served.check_tools(toolbox)
     check_fits(turn, request.tools, served.context_tokens)
-    return Job(served, turn, toolbox, plan, sampling_of(request))
+    reply = reply_format_of(request.response_format)
+    if reply is not None:
+        served_format(served.program, reply)
+    return Job(served, turn, toolbox, plan, sampling_of(request), reply)
 
 
 def run_job(job: Job, live: LiveAnswer | None = None) -> Result:
@@ -83,7 +95,11 @@ def run_job(job: Job, live: LiveAnswer | None = None) -> Result:
     ``live``: the streamed answer that hears of the run's words and calls as they come.
     """
     program = job.served.program
-    with request_sampling(program, job.sampling), live.installed() if live else nullcontext():
+    with (
+        request_sampling(program, job.sampling),
+        reply_format(program, job.reply_format),
+        live.installed() if live else nullcontext(),
+    ):
         return answer(program, job.turn, job.toolbox, job.plan)
 
 
@@ -91,13 +107,17 @@ def completion_of(model: str, result: Result, job: Job, fingerprint: str) -> Cha
     """The answer to a job, named by the ``model`` the request asked for.
 
     Raises:
-        ApiError: 502 when the program failed or could not honour ``tool_choice``.
+        ApiError: 502 when the program failed, could not honour ``tool_choice``, or wrote a
+            reply that is not the JSON ``response_format`` asks for.
     """
+    choice = choice_of(result, job.toolbox, job.plan)
+    if job.reply_format is not None and choice.message.content is not None:
+        check_reply(choice.message.content, job.reply_format)
     return ChatCompletion(
         id=new_completion_id(),
         created=int(time.time()),
         model=model,
         system_fingerprint=fingerprint,
-        choices=[choice_of(result, job.toolbox, job.plan)],
+        choices=[choice],
         usage=usage_of(result.usage),
     )

@@ -132,6 +132,8 @@ class ChatRequest(_Lenient):
     max_tokens: int | None = Field(default=None, ge=1)
     max_completion_tokens: int | None = Field(default=None, ge=1)
     seed: int | None = None
+    #: ``{"type": "text" | "json_object" | "json_schema", ...}``: read by ``serve.structured``.
+    response_format: dict[str, Any] | None = None
     n: Literal[1] = 1
     #: The deprecated ``functions``/``function_call`` API: refused, not silently ignored.
     functions: list[Any] | None = None

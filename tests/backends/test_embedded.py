@@ -46,7 +46,8 @@ def engine_reports() -> Iterator[list[dict[str, Any]]]:
 
     def spy(**kwargs: Any) -> Any:
         raw = original(**kwargs)
-        reports.append(dict(raw["usage"]))
+        if not kwargs.get("stream"):  # a stream's chunks carry no usage
+            reports.append(dict(raw["usage"]))
         return raw
 
     llama.create_chat_completion = spy

@@ -15,11 +15,12 @@ import pytest
 
 from freyr_dspy.backends import LlamaCppEngine, make_lm
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.prompting.adapters import FreyrChatAdapter, FreyrJSONAdapter
+from freyr_dspy.prompting.adapters import FreyrChatAdapter, FreyrJSONAdapter, LeanAdapter
 from freyr_dspy.prompting.contracts import (
     contract_of,
     enforces_schema,
     is_strict,
+    json_text_fields,
     name_schema,
     names_schema,
     output_schema,
@@ -27,7 +28,8 @@ from freyr_dspy.prompting.contracts import (
     response_format,
     with_contract,
 )
-from freyr_dspy.roles import IntentClassifier, IntentSignature
+from freyr_dspy.roles import ChatResponder, IntentClassifier, IntentSignature
+from freyr_dspy.roles.chat import ChatSignature
 from freyr_dspy.roles.intent import intent_contract
 from freyr_dspy.roles.signature_dump import dump_signature
 from freyr_dspy.testing import FakeCall, FunctionLM
@@ -221,3 +223,23 @@ def test_the_predictor_is_never_changed() -> None:
         ["math.hypot", "get-weather", "conversation"],
         ["other", "conversation"],
     ]
+
+
+# --------------------------------------------------------------------------- JSON in a text field
+
+
+def test_a_text_field_held_to_an_object_schema_is_its_json_kept_as_written() -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    answer = {"reply": {"city": "Paris", "note": "```no fences```"}}
+    engine = FunctionLM(lambda call: answer, structured_output=True)
+    role = ChatResponder()
+    role.set_lm(dspy.LM("fake/contract", engine=engine, cache=False))
+    inputs = {"conversation": "(none)", "message": "where?", "state": "(none)"}
+    for adapter in (FreyrJSONAdapter(), LeanAdapter()):
+        with dspy.context(adapter=adapter):
+            prediction = role(contract={"reply": schema}, **inputs)
+        # JSON, not Python's repr, and not read as prose (whose cleaning unwraps objects)
+        assert json.loads(prediction.reply) == answer["reply"] and prediction.parsed_ok
+    assert sent_schema(engine.calls[-1])["properties"]["reply"] == schema
+    assert json_text_fields(with_contract(ChatSignature, {"reply": schema})) == ["reply"]
+    assert json_text_fields(with_contract(ChatSignature, {"reply": {"type": "string"}})) == []
