@@ -56,6 +56,14 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
     help="Requests that may wait while one runs; more are refused with 503.",
 )
 @click.option(
+    "--concurrency",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 256),
+    help="Requests run at once; above 1 only for programs whose models are remote "
+    "(a model server or provider), as an in-process model answers one call at a time.",
+)
+@click.option(
     "--timeout",
     default=600.0,
     show_default=True,
@@ -83,6 +91,7 @@ def command(
     host: str,
     port: int,
     max_queue: int,
+    concurrency: int,
     timeout: float,
     any_model: bool,
     api_key: str | None,
@@ -92,7 +101,10 @@ def command(
     from freyr_dspy.serve import ServedPrograms, ServeOptions, create_app, run_server
 
     served = ServedPrograms(served_programs(make_settings(), **choice), fallback=any_model)
-    app = create_app(served, ServeOptions(max_queue=max_queue, timeout=timeout, api_key=api_key))
+    options = ServeOptions(
+        max_queue=max_queue, timeout=timeout, api_key=api_key, concurrency=concurrency
+    )
+    app = create_app(served, options)
     if host not in LOOPBACK and api_key is None:
         click.echo(f"warning: listening on {host} with no --api-key: anyone can use it", err=True)
     click.echo(f"freyr serve: {', '.join(served.names)} at http://{host}:{port}/v1", err=True)

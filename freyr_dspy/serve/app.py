@@ -25,6 +25,7 @@ from freyr_dspy.schemas import Result
 from freyr_dspy.serve.errors import ApiError, unauthorized
 from freyr_dspy.serve.job import Job, completion_of, parse_request, prepare, run_job
 from freyr_dspy.serve.live import LiveAnswer
+from freyr_dspy.serve.pool import program_pools
 from freyr_dspy.serve.programs import ServedPrograms
 from freyr_dspy.serve.protocol import ChatCompletion, ChatRequest
 from freyr_dspy.serve.queue import Admission, ClientGone, Timed
@@ -45,23 +46,32 @@ class ServeOptions:
     """How the server admits requests.
 
     Args:
-        max_queue: requests that may wait while one runs; more are refused with 503.
+        max_queue: requests that may wait while others run; more are refused with 503.
         timeout: seconds a program may run before the request is answered with 504.
         api_key: the key clients must send as ``Authorization: Bearer KEY``; None: no key.
+        concurrency: requests run at once (more than 1 only for remote models, see
+            ``serve.pool``).
     """
 
     max_queue: int = 16
     timeout: float = 600.0
     api_key: str | None = None
+    concurrency: int = 1
 
 
 def create_app(programs: ServedPrograms, options: ServeOptions | None = None) -> FastAPI:
     """Build the app serving ``programs``.
 
     The app's ``state.admission`` is its queue (``running``/``waiting`` counts).
+
+    Raises:
+        ConfigError: for ``concurrency`` > 1 with a model running in this process.
     """
     options = options or ServeOptions()
-    admission = Admission(options.max_queue, timeout=options.timeout)
+    pools = program_pools(programs, options.concurrency)
+    admission = Admission(
+        options.max_queue, timeout=options.timeout, concurrency=options.concurrency
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -86,6 +96,7 @@ def create_app(programs: ServedPrograms, options: ServeOptions | None = None) ->
             "running": admission.running,
             "waiting": admission.waiting,
             "max_queue": admission.max_queue,
+            "concurrency": admission.concurrency,
         }
 
     @app.get("/v1/models")
@@ -99,14 +110,13 @@ def create_app(programs: ServedPrograms, options: ServeOptions | None = None) ->
         _authorize(request, options.api_key)
         body = parse_request(await _read_body(request))
         job = prepare(body, programs.pick(body.model))
-        loop = asyncio.get_running_loop()
-        words = job.reply_format is None  # a structured reply is checked whole before it goes
-        live = (
-            LiveAnswer(loop, job.turn, job.toolbox, job.plan, words=words) if body.stream else None
-        )
-        running = asyncio.ensure_future(
-            admission.run(lambda: run_job(job, live), lambda: _client_left(request))
-        )
+        live = _live_answer(job, body)
+
+        def work() -> Result:
+            with pools[job.served.name].borrow() as program:
+                return run_job(job, program, live)
+
+        running = asyncio.ensure_future(admission.run(work, lambda: _client_left(request)))
         running.add_done_callback(_retrieved)  # a streamed answer's client may be gone
         if live is not None and (first := await first_delta(live, running)) is not None:
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
 from freyr_dspy.serve.answer import answer
 from freyr_dspy.serve.context import check_fits
@@ -89,12 +90,12 @@ def prepare(request: ChatRequest, served: ServedProgram) -> Job:
     return Job(served, turn, toolbox, plan, sampling_of(request), reply)
 
 
-def run_job(job: Job, live: LiveAnswer | None = None) -> Result:
-    """Run the program for a job (in the worker thread), with the request's sampling.
+def run_job(job: Job, program: FreyrProgram, live: LiveAnswer | None = None) -> Result:
+    """Run ``program`` (the job's, or a copy of it) for a job, in a worker thread.
 
-    ``live``: the streamed answer that hears of the run's words and calls as they come.
+    The request's sampling and ``response_format`` are laid over the program's roles for the
+    run; ``live`` is the streamed answer that hears of its words and calls as they come.
     """
-    program = job.served.program
     with (
         request_sampling(program, job.sampling),
         reply_format(program, job.reply_format),

@@ -1,8 +1,10 @@
-"""Admission: one program run at a time, a bounded queue before it, 503 beyond the bound.
+"""Admission: ``concurrency`` program runs at a time, a bounded queue before them, then 503.
 
-Embedded models run one call at a time (one llama.cpp context), so requests run one by one
-in a single worker thread. Up to ``max_queue`` more wait their turn; a request arriving when
-every place is taken is refused at once with 503 and a ``Retry-After`` from the recent pace.
+Embedded models run one call at a time (one llama.cpp context), so by default requests run
+one by one in a single worker thread; programs on remote models may run ``concurrency`` at
+once, each in its own worker (``serve.pool``). Up to ``max_queue`` more wait their turn; a
+request arriving when every place is taken is refused at once with 503 and a
+``Retry-After`` from the recent pace.
 A waiting client that disconnects gives its place up. A running program cannot be stopped
 halfway (a model call has no cancel): its thread keeps the worker until it finishes, even
 after a timeout or a disconnect, so the next request never shares the model with it.
@@ -42,15 +44,18 @@ class Timed(Generic[T]):
 
 
 class Admission:
-    """Run jobs one at a time in a worker thread, with at most ``max_queue`` waiting."""
+    """Run at most ``concurrency`` jobs at once in worker threads, ``max_queue`` waiting."""
 
-    def __init__(self, max_queue: int, *, timeout: float) -> None:
+    def __init__(self, max_queue: int, *, timeout: float, concurrency: int = 1) -> None:
         self.max_queue = max_queue
         self.timeout = timeout
+        self.concurrency = concurrency
         self.waiting = 0
         self.running = 0
-        self._lock = asyncio.Lock()
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="freyr-serve")
+        self._slots = asyncio.Semaphore(concurrency)
+        self._workers = ThreadPoolExecutor(
+            max_workers=concurrency, thread_name_prefix="freyr-serve"
+        )
         self._pace = 1.0  # average seconds per run
 
     async def run(
@@ -65,7 +70,7 @@ class Admission:
             ApiError: 503 when the queue is full; 504 when the job outlasts the timeout.
             ClientGone: when the client disconnected while waiting.
         """
-        if self.waiting + self.running > self.max_queue:
+        if self.waiting + self.running >= self.max_queue + self.concurrency:
             raise queue_full(self.waiting, self.retry_after())
         arrived = time.perf_counter()
         self.waiting += 1
@@ -74,7 +79,7 @@ class Admission:
         finally:
             self.waiting -= 1
         started = time.perf_counter()
-        future = asyncio.get_running_loop().run_in_executor(self._worker, job)
+        future = asyncio.get_running_loop().run_in_executor(self._workers, job)
         self.running += 1
         future.add_done_callback(lambda _: self._release(started))
         try:
@@ -87,13 +92,14 @@ class Admission:
 
     def retry_after(self) -> int:
         """Seconds until a place is likely free: the queue ahead at the recent pace."""
-        return max(1, math.ceil(self._pace * (self.waiting + self.running)))
+        ahead = (self.waiting + self.running) / self.concurrency
+        return max(1, math.ceil(self._pace * ahead))
 
     async def _acquire(self, client_left: Callable[[], Awaitable[object]]) -> None:
-        if not self._lock.locked():  # the common case under light load: no watcher task
-            await self._lock.acquire()
+        if not self._slots.locked():  # the common case under light load: no watcher task
+            await self._slots.acquire()
             return
-        acquiring = asyncio.ensure_future(self._lock.acquire())
+        acquiring = asyncio.ensure_future(self._slots.acquire())
         leaving = asyncio.ensure_future(client_left())
         try:
             await asyncio.wait({acquiring, leaving}, return_when=asyncio.FIRST_COMPLETED)
@@ -108,16 +114,16 @@ class Admission:
         raise ClientGone
 
     def _abandon(self, acquiring: asyncio.Future[Any]) -> None:
-        """Stop waiting for the lock; if it was granted all the same, pass it on."""
+        """Stop waiting for a slot; if one was granted all the same, pass it on."""
         acquiring.cancel()
-        acquiring.add_done_callback(lambda f: None if f.cancelled() else self._lock.release())
+        acquiring.add_done_callback(lambda f: None if f.cancelled() else self._slots.release())
 
     def _release(self, started: float) -> None:
         self.running -= 1
         seconds = time.perf_counter() - started
         self._pace = (1 - _PACE_WEIGHT) * self._pace + _PACE_WEIGHT * seconds
-        self._lock.release()
+        self._slots.release()
 
     def close(self) -> None:
-        """Stop the worker thread once its job (if any) is done."""
-        self._worker.shutdown(wait=False, cancel_futures=True)
+        """Stop the worker threads once their jobs (if any) are done."""
+        self._workers.shutdown(wait=False, cancel_futures=True)

@@ -6,8 +6,9 @@ originals come back afterwards. ``temperature``, ``top_p`` and ``seed`` apply to
 ``max_tokens`` caps the reply in words only (the ``chat`` and ``summary`` roles): the other
 roles write JSON sized by their own caps, and cutting it would break the call, not shorten it.
 
-NOTE: the server runs one request at a time (``serve.queue``), so swapping the LMs of a
-shared program is safe; the swap is undone even when the program raises.
+NOTE: a running request has the program to itself (one at a time, or its own copy under
+``--concurrency``, ``serve.pool``), so swapping its LMs is safe; the swap is undone even when
+the program raises.
 """
 
 from __future__ import annotations
