@@ -16,6 +16,7 @@ from freyr_dspy.cli.serve_cmd import served_programs
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel
+from freyr_dspy.serve import serving_in_thread
 from freyr_dspy.serve.context import model_context
 from freyr_dspy.settings import Settings
 from freyr_dspy.testing import register_fake, unregister_fake
@@ -162,3 +163,27 @@ def test_asks_are_answered_by_the_rules_fake_through_the_cli_path(settings: Sett
             json={"model": "fake/rules", "messages": ASK_WEATHER},
         )
     assert response.json()["choices"][0]["message"]["content"].startswith("Hello!")
+
+
+@pytest.mark.server
+def test_the_command_serves_an_artifact_given_by_its_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = save(program_for([WEATHER]), tmp_path / "elsewhere" / "weather.json")
+    monkeypatch.chdir(tmp_path)  # no compiled/ here: only the path itself can find it
+    answers: list[httpx.Response] = []
+
+    def serve_once(app: Any, host: str, port: int) -> None:
+        with serving_in_thread(app) as base:
+            ask = [{"role": "user", "content": "get the weather in location=Oslo"}]
+            body = {"model": "weather", "messages": ask, "tools": [WEATHER]}
+            answers.append(httpx.post(f"{base}/chat/completions", json=body))
+            answers.append(httpx.get(f"{base}/models"))
+
+    monkeypatch.setattr("freyr_dspy.serve.run_server", serve_once)
+    assert main(["serve", "--program", str(path.resolve())]) == 0
+    completion, models = answers
+    [call] = completion.json()["choices"][0]["message"]["tool_calls"]
+    assert json.loads(call["function"]["arguments"]) == {"location": "Oslo"}
+    [card] = models.json()["data"]
+    assert (card["id"], card["freyr_source"]) == ("weather", str(path.resolve()))
