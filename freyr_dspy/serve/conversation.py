@@ -4,7 +4,10 @@ The latest user message is the request and every message before it is the conver
 roles see (``role: content`` lines). When the list ends with ``tool`` messages, they are the
 results of the calls this server asked for: the summary role reports them. A list the protocol
 forbids is refused with the index of the message at fault: a tool message answering no call,
-tool calls left unanswered, no user message, or a list that ends with an assistant message.
+tool calls left unanswered, no user message, or a list that ends with an assistant message -
+except an assistant's reply in words under a ``response_format``: that asks for the answer
+again, in the format (LangGraph's ``create_react_agent(response_format=...)`` asks so), and
+it is answered as the request it replied to, the reply among the turns after the request.
 """
 
 from __future__ import annotations
@@ -68,8 +71,10 @@ class _Reading:
     last_user: int | None = None  # index in ``turns``
 
 
-def read_turn(messages: Sequence[Message]) -> Turn:
+def read_turn(messages: Sequence[Message], *, again: bool = False) -> Turn:
     """Read a validated message list as the program's inputs.
+
+    ``again``: a last assistant message in words asks for the answer again (see above).
 
     Raises:
         ApiError: 400 for a list the protocol forbids, naming the message at fault.
@@ -87,10 +92,12 @@ def read_turn(messages: Sequence[Message]) -> Turn:
             param="messages",
         )
     last = messages[-1]
-    if not isinstance(last, UserMessage | ToolMessage):
+    answered_again = again and isinstance(last, AssistantMessage) and not last.tool_calls
+    if not isinstance(last, UserMessage | ToolMessage) and not answered_again:
         raise bad_request(
             f"messages[{len(messages) - 1}]: the last message must be the user's request or "
-            f"tool results, not a {last.role} message",
+            f"tool results, not a {last.role} message (an assistant's reply may come last "
+            "only to ask for it again in a response_format)",
             param=f"messages[{len(messages) - 1}].role",
         )
     return Turn(

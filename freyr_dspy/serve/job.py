@@ -79,12 +79,12 @@ def prepare(request: ChatRequest, served: ServedProgram) -> Job:
     Raises:
         ApiError: 400 for anything the request gets wrong (see the module docstring).
     """
-    turn = read_turn(request.messages)
+    reply = reply_format_of(request.response_format)
+    turn = read_turn(request.messages, again=reply is not None)
     toolbox = toolbox_of(request.tools)
     plan = plan_of(request, toolbox)
     served.check_tools(toolbox)
     check_fits(turn, request.tools, served.context_tokens)
-    reply = reply_format_of(request.response_format)
     if reply is not None:
         served_format(served.program, reply)
     return Job(served, turn, toolbox, plan, sampling_of(request), reply)

@@ -126,3 +126,18 @@ def test_a_failure_with_nothing_to_send_is_a_502_with_its_kind() -> None:
     # a reply (the chat role asking for a missing value) is sent even with a failure
     choice = choice_of(result(reply="Which number?", failure=failure), BOX, ToolPlan())
     assert (choice.message.content, choice.finish_reason) == ("Which number?", "stop")
+
+
+def test_an_assistant_reply_last_is_answered_again_only_under_a_response_format() -> None:
+    messages = [
+        {"role": "user", "content": "Weather in Oslo?"},
+        {"role": "assistant", "tool_calls": [call("c1", "get_weather", '{"city": "Oslo"}')]},
+        {"role": "tool", "tool_call_id": "c1", "content": "9 C"},
+        {"role": "assistant", "content": "It is 9 C in Oslo."},
+    ]
+    parsed = ChatRequest.model_validate({"model": "m", "messages": messages}).messages
+    turn = read_turn(parsed, again=True)
+    assert turn.message == "Weather in Oslo?" and [r.content for r in turn.results] == ["9 C"]
+    assert turn.since[-1] == {"role": "assistant", "content": "It is 9 C in Oslo."}
+    with pytest.raises(ApiError, match="only to ask for it again in a response_format"):
+        read_turn(parsed)
