@@ -61,11 +61,12 @@ def sse_events(completion: ChatCompletion, *, include_usage: bool = False) -> It
 async def first_delta(live: LiveAnswer, running: asyncio.Future[Any]) -> Delta | None:
     """The first streamed piece, or None when the program ended before one was ready."""
     getter = asyncio.ensure_future(live.deltas.get())
-    await asyncio.wait({getter, running}, return_when=asyncio.FIRST_COMPLETED)
-    if getter.done():
-        return getter.result()
-    getter.cancel()
-    return None
+    try:
+        await asyncio.wait({getter, running}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not getter.done():  # the run ended first, or the client left (cancelled)
+            getter.cancel()
+    return getter.result() if getter.done() and not getter.cancelled() else None
 
 
 async def live_events(
