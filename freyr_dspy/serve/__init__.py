@@ -7,8 +7,9 @@ summary role writes the reply. docs/serve.md is the full reference.
 
 Modules: ``protocol`` (the request/response shapes), ``conversation`` (messages -> the
 program's inputs), ``translate`` (tools, tool_choice, results -> choices), ``answer`` (running
-the program for one request), ``sampling``, ``context`` (the context-size check), ``job``
-(one request end to end), ``programs`` (what is served, by name), ``queue`` (admission),
+the program for one request), ``sampling``, ``structured`` (``response_format``), ``context``
+(the context-size check), ``job`` (one request end to end), ``programs`` (what is served, by
+name), ``pool`` (a program's copies for requests at once), ``queue`` (admission),
 ``streaming`` (SSE chunks), ``live`` (what streams while the program runs), ``reply_text`` and
 ``reply_guard`` (the reply's words out of a role's JSON answer, and which may go out yet),
 ``errors``, ``app`` (the FastAPI app) and ``server`` (uvicorn).
