@@ -18,8 +18,16 @@ clients on a small machine, the clients' own event loop competes with the server
 and a request may sit in the client before it is sent: the client-side figure then measures
 the client).
 
+Two more modes run a real model (wrap them in ``flock /tmp/freyr-model.lock`` on a shared
+machine): ``--first-chunk`` measures how soon a streamed answer starts against the whole
+answer (``_serve_first_chunk``), and ``--scale-out`` runs one model server behind one, then
+two ``freyr serve`` processes under load (``_serve_scale_out``).
+
 Usage: python scripts/bench_serve.py [--clients 32] [--seconds 20] [--max-queue 64]
                                      [--in-process] [--out runs/bench_serve.json]
+       python scripts/bench_serve.py --first-chunk [--model ID] [--repeats 3] [--out ...]
+       python scripts/bench_serve.py --scale-out [--model ID] [--clients 4] [--seconds 60]
+                                     [--concurrency 2] [--model-server URL] [--out ...]
 """
 
 from __future__ import annotations
@@ -38,10 +46,13 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
+import _serve_first_chunk
+import _serve_scale_out
 import httpx
 from _bench import running_server
 from openai.types.chat import ChatCompletion
 
+from freyr_dspy.settings import FAST_MODEL
 from freyr_dspy.testing.processes import free_port
 
 MODEL = "fake/rules"
@@ -259,7 +270,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-queue", type=int, default=64)
     parser.add_argument("--in-process", action="store_true", help="serve from a thread")
     parser.add_argument("--out", type=Path, default=Path("runs/bench_serve.json"))
+    modes = parser.add_mutually_exclusive_group()
+    modes.add_argument("--first-chunk", action="store_true", help="streaming latency, real model")
+    modes.add_argument("--scale-out", action="store_true", help="one vs two processes, real model")
+    parser.add_argument("--model", default=FAST_MODEL, help="the real model of those modes")
+    parser.add_argument("--repeats", type=int, default=3, help="--first-chunk: runs per request")
+    parser.add_argument("--concurrency", type=int, default=2, help="--scale-out: per process")
+    parser.add_argument(
+        "--model-server", default=None, help="--scale-out: use this /v1 URL, start none"
+    )
     args = parser.parse_args(argv)
+    if args.first_chunk:
+        return _serve_first_chunk.run(args.model, args.repeats, args.out)
+    if args.scale_out:
+        return _serve_scale_out.run(
+            args.model, args.clients, args.seconds, args.concurrency, args.out, args.model_server
+        )
     log = args.out.with_suffix(".server.log")
     server = (
         thread_server(args.max_queue) if args.in_process else subprocess_server(args.max_queue, log)
