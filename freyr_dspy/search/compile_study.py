@@ -31,6 +31,7 @@ from freyr_dspy.evaluation.scoring import EvalSummary, score_program
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.search.cross_validation import CrossValidation
 from freyr_dspy.search.folds import Folds
+from freyr_dspy.search.objective import worker_id
 from freyr_dspy.search.program_space import ProgramConfig, ProgramSpace, suggest_program
 from freyr_dspy.search.selection import Choice, Scored, choose, wilson_interval
 from freyr_dspy.search.space import BaselinePicker, TrialPicker
@@ -293,6 +294,7 @@ def _run(
     """Run trials until the study has ``budget.trials`` finished ones or time is up."""
     from optuna import TrialPruned
 
+    worker = worker_id()
     remaining = budget.trials - _finished(study)
     if remaining <= 0:
         logger.info("study %s already has %d finished trials", study.study_name, _finished(study))
@@ -301,6 +303,7 @@ def _run(
     def objective(trial: Trial) -> float:
         config = suggest_program(TrialPicker(trial), space)
         trial.set_user_attr("config", config.model_dump(mode="json"))
+        trial.set_user_attr("worker", worker)
         rows: dict[str, float] = {}
         tokens = seconds = 0.0
         try:
