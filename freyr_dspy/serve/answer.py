@@ -6,11 +6,12 @@
   role replies instead. A later call whose required values the request never states waits
   for the results of the calls before it (``deferred``): "find my city, then its weather"
   sends the lookup first, not a weather call with an invented city.
-* A turn ending with tool results is planned again with the results shown (``next_calls``):
-  calls it still lacks - one whose value came from a result - are sent as new tool calls,
-  up to the strategy's ``rounds``; otherwise the summary role reports the results (FREYR's
-  LLM_summary). ``required`` after results never repeats a call already answered: it calls
-  what is still missing (a tool not yet called), or answers in words.
+* A turn ending with the results of calls sent while others waited (their ids say so,
+  ``translate.WAITING``: the server keeps no state) is planned again with the results shown
+  (``next_calls``): calls it still lacks are sent as new tool calls, up to the strategy's
+  ``rounds``; otherwise the summary role reports the results (FREYR's LLM_summary).
+  ``required`` after results is planned again too, and never repeats a call already
+  answered: it calls what is still missing (a tool not yet called), or answers in words.
 * ``tool_choice: none`` (or a request without tools) has the chat role reply.
 * ``tool_choice`` naming a function calls it without asking the intent role; ``required``
   runs the program and, when it made no call, asks the intent role once more with the
@@ -30,7 +31,7 @@ from freyr_dspy.program import FreyrProgram
 from freyr_dspy.prompting.parsing import CONVERSATION
 from freyr_dspy.schemas import CallRecord, OpenAsk, Outcome, Result
 from freyr_dspy.serve.conversation import Turn
-from freyr_dspy.serve.translate import ToolPlan
+from freyr_dspy.serve.translate import ToolPlan, is_waiting_id
 from freyr_dspy.strategies import Run, StrategyModule
 from freyr_dspy.strategies.asks import open_asks
 from freyr_dspy.strategies.freyr import recognise_intents
@@ -78,19 +79,23 @@ def deferred(result: Result, turn: Turn, toolbox: Toolbox) -> Result:
     result, so it is left for the next round, planned once the client sends the results.
     """
     evidence = Evidence.of(turn.message, *(t["content"] for t in turn.conversation))
-    kept = []
+    kept, waiting = [], []
     for index, call in enumerate(result.calls):
         tool = toolbox.resolve(call.tool)
         if index > 0 and tool is not None and unstated_required(tool, call.arguments, evidence):
-            continue
-        kept.append(call)
-    return result if len(kept) == len(result.calls) else result.model_copy(update={"calls": kept})
+            waiting.append(call.tool)
+        else:
+            kept.append(call)
+    if not waiting:
+        return result
+    return result.model_copy(update={"calls": kept, "waiting": [*result.waiting, *waiting]})
 
 
 def after_results(program: FreyrProgram, turn: Turn, toolbox: Toolbox, plan: ToolPlan) -> Result:
     """The next calls, when the results leave some to make; else the reply (see above)."""
     open_asks: list[OpenAsk] = []
-    if tool_rounds(turn) < program.strategy.rounds:
+    replan = plan.mode == "required" or any(is_waiting_id(r.call_id) for r in turn.results)
+    if replan and tool_rounds(turn) < program.strategy.rounds:
         more, open_asks = next_calls(program, turn, toolbox)
         if more.calls:
             return more

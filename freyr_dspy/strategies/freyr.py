@@ -216,6 +216,7 @@ def replanned(
     if not new_tools:
         return after_calls(run, intents, skipped=skipped, respond=respond)
     first_call = len(run.calls)
+    run.can_wait = False  # the re-plan is the request's last plan: nothing waits after it
     new_skipped = call_until_exhausted(
         run, new_tools, strategy.calling, selection.spare, selection.words()
     )
@@ -407,6 +408,7 @@ class Freyr(StrategyModule):
         run.open_asks = open_asks(selection.asks, intents)
         if not tools:
             return without_tools(run, intents, selection.failure, respond=respond)
+        run.can_wait = self.planning.rounds > 1
         skipped = call_until_exhausted(run, tools, self.calling, selection.spare, selection.words())
         if run.calls and all(call.never_made for call in run.calls):
             return without_tools(run, intents, respond=respond)
@@ -418,16 +420,20 @@ class Freyr(StrategyModule):
     def more_rounds(self, run: Run, intents: list[str]) -> list[str]:
         """Make the calls a plan with the results shown still lacks; return the whole plan.
 
-        A call whose value comes from another call's result ("find my city, then its
-        weather") cannot be planned well before the result is in. After calls that returned
-        results, the planning role is asked again with them among the earlier turns; the
-        calls it plans beyond those already made (counted per tool) are made, and so on, up
-        to ``rounds`` plans in all. Calls only recorded (spec-only tools) return nothing to
-        plan from: no round follows them.
+        Calls planned together run in order, each shown the results before it, so "find my
+        city, then its weather" takes the city from the lookup. A call whose required values
+        are stated nowhere, results included, waited instead (``waits_for_a_result``): its
+        value must come from a result nobody asked for yet. Then the planning role is asked
+        again with the results among the earlier turns, and the calls it plans beyond those
+        already made (counted per tool) are made, up to ``rounds`` plans in all; in the last
+        round nothing waits. A request with no waiting call is not planned again: it costs
+        nothing.
         """
-        for _ in range(self.planning.rounds - 1):
-            if not returned_results(run.calls):
+        for left in reversed(range(self.planning.rounds - 1)):
+            if not run.waiting or not returned_results(run.calls):
                 break
+            run.waiting.clear()
+            run.can_wait = left > 0
             conversation = with_results(run.conversation, run.calls)
             missing = still_missing(self.select(run, conversation=conversation), run.calls)
             if not missing.tools:

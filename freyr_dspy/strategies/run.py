@@ -86,6 +86,10 @@ class Run:
     intents: list[str] = field(default_factory=list)
     #: Asks of the request no call is planned for (the reply names them as not done).
     open_asks: list[OpenAsk] = field(default_factory=list)
+    #: Planned calls left for the next round: their values come from results not yet asked for.
+    waiting: list[str] = field(default_factory=list)
+    #: Whether a planned call may wait for the next round (one is left to plan in).
+    can_wait: bool = False
     #: (tool, argument, value) copies of a description's example already refused once.
     refused_copies: set[tuple[str, str, str]] = field(default_factory=set)
     #: Stop once the calls are made: no summary call (the caller reads ``result.calls``).
@@ -235,6 +239,7 @@ class Run:
             usage=self.usage,
             failure=failure,
             open_asks=self.open_asks,
+            waiting=list(self.waiting),
             unsupported=unsupported or [],
         )
 

@@ -16,7 +16,12 @@ from dataclasses import dataclass, field
 from freyr_dspy.prompting.parsing import CONVERSATION
 from freyr_dspy.schemas import CallRecord, Failure, OpenAsk, Result
 from freyr_dspy.strategies.asks import Ask
-from freyr_dspy.strategies.replies import checked_reply, not_done_sentence, outcomes_text
+from freyr_dspy.strategies.replies import (
+    checked_chat_reply,
+    checked_reply,
+    not_done_sentence,
+    outcomes_text,
+)
 from freyr_dspy.strategies.run import Run, call_text
 from freyr_dspy.tools import recorded_outcome
 
@@ -87,10 +92,18 @@ def still_missing(selection: Selection, calls: Sequence[CallRecord]) -> Selectio
 
 
 def chat(run: Run, intents: list[str], failure: Failure | None = None) -> Result:
-    """Reply without tools (FREYR's LLM_chat)."""
+    """Reply without tools (FREYR's LLM_chat).
+
+    When the request asked for something no call carried out - a plan that named tools, none
+    of them called, or open asks - the reply is checked like a summary (``checked_chat_reply``):
+    asked for the weather and a rate it could not look up, a small model answered with both.
+    """
     prediction = run.call_role(
         "chat", conversation=run.conversation, message=run.message, state=run.state_text()
     )
+    if run.open_asks or CONVERSATION not in intents:
+        reply, invented = checked_chat_reply(run, prediction.reply)
+        return run.result(reply, intents, failure, unsupported=invented)
     return run.result(prediction.reply, intents, failure)
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "fill_several",
     "returned_results",
     "unstated",
+    "waits_for_a_result",
     "with_results",
 ]
 
@@ -203,14 +204,32 @@ def call_with_retries(
     """
     attempts = _Attempts.of(run.toolbox.get(tool_name), policy, 1 + run.max_retries)
     attempts.note = one_call_note(words) if words else ""
+    may_wait = run.can_wait and returned_results(run.calls)
     while attempts.left > 0:
         attempts.left -= 1
-        if not attempts.write(run, first) or attempts.try_call(run, policy):
+        if not attempts.write(run, first):
+            break
+        if may_wait and waits_for_a_result(run, tool_name, attempts.arguments):
+            run.waiting.append(tool_name)
+            return attempts.record()
+        if attempts.try_call(run, policy):
             break
         first = None
     record = attempts.record()
     run.calls.append(record)
     return record
+
+
+def waits_for_a_result(run: Run, tool_name: str, arguments: dict[str, Any]) -> bool:
+    """Whether a call's required text values are stated nowhere, results so far included.
+
+    After another call of the request returned results, such a value would be made up where
+    it should come from a result the plan has not asked for yet: while a round is left
+    (``Run.can_wait``), the call is left for it (``Freyr.more_rounds``), planned again with
+    the results shown; in the last round it is made as written.
+    """
+    tool = run.toolbox.resolve(tool_name)
+    return tool is not None and bool(unstated_required(tool, arguments, run.evidence()))
 
 
 def unstated(run: Run, tool_name: str, arguments: dict[str, Any], policy: CallPolicy) -> list[str]:
