@@ -1,7 +1,8 @@
 """One ``Run`` per program call: the request, its tools and state, the calls made, the cost.
 
-Strategies call roles through the run (``call_role``), which accounts for each role's model
-calls, tokens and seconds and turns a model's failure into ``ModelFailure``; tools are executed
+Strategies call the roles they hold through the run (``run.call(self.intent, ...)``), which
+accounts for each role's model calls, tokens and seconds and turns a model's failure into
+``ModelFailure``; tools are executed
 through it (``execute``, ``run_tool``), so state is committed only on success, and a value
 copied from a description's example is refused once. How a planned tool becomes calls and how
 a failed call is retried is ``freyr_dspy.strategies.retry.loop``, under a ``CallPolicy``.
@@ -106,15 +107,18 @@ class Run:
         """The current state as the roles see it."""
         return self.render_state(self.state)
 
-    def call_role(self, role: str, **inputs: Any) -> dspy.Prediction:
-        """Call one role's module, recording its LM calls, tokens and seconds.
+    def call(self, module: Role, **inputs: Any) -> dspy.Prediction:
+        """Call a role the strategy holds, recording its LM calls, tokens and seconds.
+
+        The strategy passes the module it owns (``run.call(self.intent, ...)``); its usage is
+        accounted under the module's ``role_id``.
 
         Raises:
             ModelFailure: when the role's model fails (transport, timeout, provider error).
             ConfigError: when the role has no model assigned.
             FakeLMError: when a strict test fake was called with an unscripted prompt.
         """
-        module = self.program.role(role)
+        role = module.role_id
         if dspy.settings.lm is None and not has_lm(module):
             raise ConfigError(
                 f"role {role!r} has no model; pass --model {role}=ID or call apply_assignment()"
@@ -152,7 +156,7 @@ class Run:
         self.add_usage(role, spent)
 
     def add_usage(self, role: str, spent: RoleUsage) -> None:
-        """Count ``spent`` to ``role`` (model work done outside ``call_role``, such as scoring)."""
+        """Count ``spent`` to ``role`` (model work done outside ``call``, such as scoring)."""
         self.usage[role] = self.usage.get(role, RoleUsage()) + spent
 
     def grounded(
