@@ -146,6 +146,11 @@ class Result(BaseModel):
     open_asks: list[OpenAsk] = Field(
         default_factory=list, description="asks of the request that no call carried out"
     )
+    waiting: list[str] = Field(
+        default_factory=list,
+        description="planned calls left for a next round: their values come from results "
+        "not yet in (freyr serve sends the other calls first)",
+    )
     unsupported: list[str] = Field(
         default_factory=list,
         description="results the summary role stated that no outcome or request gave; the "

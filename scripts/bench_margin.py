@@ -110,14 +110,19 @@ def judged(program: FreyrProgram, example: CallExample, margins: Sequence[float]
         "asked": sorted({call.name for call in example.calls or []}),
     }
 
+    strategy = program.strategy
+
     def judge(run: Run) -> Any:
-        plan, _ = recognise_intents(run, calibrate=calibrate)
+        plan, _ = recognise_intents(run, strategy.intent, calibrate=calibrate)
         tools = list(dict.fromkeys(name for name in plan if name != CONVERSATION))
         row.update(plan=plan, tools=tools)
         if tools:
-            row["written"] = confirm_intents(run, tools, abstain=True)  # written verdicts
+            # written verdicts
+            row["written"] = confirm_intents(run, strategy.confirm, tools, abstain=True)
             row["scored"] = {
-                str(margin): _kept(tools, scored_verdicts(run, tools, margin=margin))
+                str(margin): _kept(
+                    tools, scored_verdicts(run, strategy.confirm, tools, margin=margin)
+                )
                 for margin in margins
             }
         return run.result("", plan)

@@ -57,8 +57,8 @@ PROSE = " ".join(
 )
 
 
-def _intent_only(run: Run) -> Any:
-    intents, _unknown = recognise_intents(run)
+def _intent_only(strategy: Any, run: Run) -> Any:
+    intents, _unknown = recognise_intents(run, strategy.intent)
     return run.result("", intents)
 
 

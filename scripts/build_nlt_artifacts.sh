@@ -11,7 +11,7 @@ for scenario in alex sage; do
     for suffix in "" "-qwen0.5b"; do
         model=embedded/qwen2.5-coder-1.5b
         [[ -n "$suffix" ]] && model=embedded/qwen2.5-coder-0.5b
-        freyr compile --benchmark "nlt-$scenario" --strategy nlt --optimizer labeled \
+        freyr compile --no-search --benchmark "nlt-$scenario" --strategy nlt --optimizer labeled \
             --max-demos 3 --demo-maxlen 200 --demo-omit tools --model "$model" \
             --out "compiled/nlt-$scenario$suffix.json" "$@"
     done

@@ -42,7 +42,9 @@ def command(as_json: bool) -> None:
         for setting in strategy["settings"]:
             shown = f"{setting['name']}={setting['default']}"
             click.echo(f"  {shown:<22} {setting['help']}".rstrip())
-    click.echo(f"\nwithout --strategy (run, chat, serve): {presets['default']}, except")
+    click.echo(
+        f"\nwithout --strategy (run, chat, serve, eval, compile): {presets['default']}, except"
+    )
     for preset in presets["models"]:
         click.echo(f"  {preset['model']}: {preset['strategy']}  ({preset['evidence']})")
 

@@ -195,7 +195,24 @@ class FreyrProgram(dspy.Module):
                 sampling = sampling.model_copy(update={"max_tokens": module.default_max_tokens})
             module.set_lm(make_lm(spec.model, sampling, api_base=spec.api_base, cache=cache))
             self.assignment[role] = spec
+        self._lend_models()
         return self
+
+    def _lend_models(self) -> None:
+        """Give a role with no model the model of the role the strategy lends it from.
+
+        Done when models are assigned, never during a request: the ``confirm`` role of code
+        that assigns only the older roles checks with the planner's model, and the assignment
+        records it, so a program saved afterwards loads with the same one.
+        """
+        for borrower, lender in self.strategy.lent_models().items():
+            module, source = self.role(borrower), self.role(lender)
+            lm = next((p.lm for p in source.predictors() if p.lm is not None), None)
+            if lm is None or any(p.lm is not None for p in module.predictors()):
+                continue
+            module.set_lm(lm)
+            if lender in self.assignment:
+                self.assignment[borrower] = self.assignment[lender]
 
     def forward(
         self,

@@ -35,8 +35,10 @@ class Role(dspy.Module):
     #: to ramble until the cap, so a role's cap is sized to its longest sensible answer.
     default_max_tokens: ClassVar[int] = 256
 
-    def __init__(self) -> None:
+    def __init__(self, role_id: str = "") -> None:
         super().__init__()
+        #: The role id this module plays (``intent``, ...): usage is accounted under it.
+        self.role_id = role_id
         self.predict = dspy.Predict(self.signature)
 
     def forward(self, contract: Contract | None = None, **inputs: Any) -> dspy.Prediction:

@@ -31,6 +31,7 @@ from freyr_dspy.evaluation.scoring import EvalSummary, score_program
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.search.cross_validation import CrossValidation
 from freyr_dspy.search.folds import Folds
+from freyr_dspy.search.objective import worker_id
 from freyr_dspy.search.program_space import ProgramConfig, ProgramSpace, suggest_program
 from freyr_dspy.search.selection import Choice, Scored, choose, wilson_interval
 from freyr_dspy.search.space import BaselinePicker, TrialPicker
@@ -290,9 +291,10 @@ def _run(
     progress: bool,
     on_trial: Callable[[str], None] | None,
 ) -> None:
-    """Run trials until the study has ``budget.trials`` finished ones or time is up."""
+    """Run the queued trials, then more until ``budget.trials`` are finished or time is up."""
     from optuna import TrialPruned
 
+    worker = worker_id()
     remaining = budget.trials - _finished(study)
     if remaining <= 0:
         logger.info("study %s already has %d finished trials", study.study_name, _finished(study))
@@ -301,6 +303,7 @@ def _run(
     def objective(trial: Trial) -> float:
         config = suggest_program(TrialPicker(trial), space)
         trial.set_user_attr("config", config.model_dump(mode="json"))
+        trial.set_user_attr("worker", worker)
         rows: dict[str, float] = {}
         tokens = seconds = 0.0
         try:
@@ -325,14 +328,25 @@ def _run(
         if _finished(study) >= budget.trials:
             study.stop()
 
-    study.optimize(
-        objective,
-        n_trials=remaining,
-        timeout=budget.timeout,
-        catch=(Exception,),
-        callbacks=[stop_at_total],
-        show_progress_bar=progress,
-    )
+    # NOTE: the queued trials (the baseline, and its demos) run whatever the time: a compile
+    # always weighs the preset against what demos do; the timeout limits the search after them.
+    started = time.perf_counter()
+    for trials, timeout in ((min(_queued(study), remaining), None), (remaining, budget.timeout)):
+        left = min(trials, budget.trials - _finished(study))
+        if left <= 0:
+            continue
+        if timeout is not None:
+            timeout -= time.perf_counter() - started
+            if timeout <= 0:
+                break
+        study.optimize(
+            objective,
+            n_trials=left,
+            timeout=timeout,
+            catch=(Exception,),
+            callbacks=[stop_at_total],
+            show_progress_bar=progress,
+        )
 
 
 def _trial_line(study: Study, trial: FrozenTrial, total: int) -> str:
@@ -383,6 +397,13 @@ def _open_study(storage: str, name: str, space: ProgramSpace, folds: Folds, seed
 
 def _enqueue(study: Study, params: Mapping[str, Any]) -> None:
     study.enqueue_trial(dict(params), skip_if_exists=True)
+
+
+def _queued(study: Study) -> int:
+    """Trials queued and not yet taken by a worker (the seeded configurations)."""
+    from optuna.trial import TrialState
+
+    return len(study.get_trials(deepcopy=False, states=(TrialState.WAITING,)))
 
 
 def _finished(study: Study) -> int:

@@ -6,15 +6,16 @@
   role replies instead. A later call whose required values the request never states waits
   for the results of the calls before it (``deferred``): "find my city, then its weather"
   sends the lookup first, not a weather call with an invented city.
-* A turn ending with tool results is planned again with the results shown (``next_calls``):
-  calls it still lacks - one whose value came from a result - are sent as new tool calls,
-  up to the strategy's ``rounds``; otherwise the summary role reports the results (FREYR's
-  LLM_summary). ``required`` after results never repeats a call already answered: it calls
-  what is still missing (a tool not yet called), or answers in words.
+* A turn ending with the results of calls sent while others waited (their ids say so,
+  ``translate.WAITING``: the server keeps no state) is planned again with the results shown
+  (``next_calls``): calls it still lacks are sent as new tool calls, up to the strategy's
+  ``rounds``; otherwise the summary role reports the results (FREYR's LLM_summary).
+  ``required`` after results is planned again too, and never repeats a call already
+  answered: it calls what is still missing (a tool not yet called), or answers in words.
 * ``tool_choice: none`` (or a request without tools) has the chat role reply.
 * ``tool_choice`` naming a function calls it without asking the intent role; ``required``
   runs the program and, when it made no call, asks the intent role once more with the
-  ``conversation`` answer taken away (``recognise_intents(require_tool=True)``).
+  ``conversation`` answer taken away (``select(require_tool=True)``).
 
 The last three start the request's ``Run`` with ``FreyrProgram.start_run`` and run one of the
 strategy's steps in it with ``FreyrProgram.run_step`` (``steps.summarise``, ``steps.chat``, the
@@ -30,20 +31,14 @@ from freyr_dspy.program import FreyrProgram
 from freyr_dspy.prompting.parsing import CONVERSATION
 from freyr_dspy.schemas import CallRecord, OpenAsk, Outcome, Result
 from freyr_dspy.serve.conversation import Turn
-from freyr_dspy.serve.translate import ToolPlan
-from freyr_dspy.strategies import Run, StrategyModule
+from freyr_dspy.serve.translate import ToolPlan, is_waiting_id
+from freyr_dspy.strategies import Run
 from freyr_dspy.strategies.asks import open_asks
-from freyr_dspy.strategies.freyr import recognise_intents
-from freyr_dspy.strategies.gated import Gated, SelectingStrategy
 from freyr_dspy.strategies.grounding import Evidence, unstated_required
 from freyr_dspy.strategies.steps import Selection, chat, still_missing, summarise
 from freyr_dspy.tools import Toolbox
 
-__all__ = ["NEEDED_ROLES", "answer"]
-
-#: Roles a served program must have: the chat role replies in words, the summary role
-#: reports tool results.
-NEEDED_ROLES = ("chat", "summary")
+__all__ = ["answer"]
 
 
 def answer(program: FreyrProgram, turn: Turn, toolbox: Toolbox | None, plan: ToolPlan) -> Result:
@@ -78,19 +73,23 @@ def deferred(result: Result, turn: Turn, toolbox: Toolbox) -> Result:
     result, so it is left for the next round, planned once the client sends the results.
     """
     evidence = Evidence.of(turn.message, *(t["content"] for t in turn.conversation))
-    kept = []
+    kept, waiting = [], []
     for index, call in enumerate(result.calls):
         tool = toolbox.resolve(call.tool)
         if index > 0 and tool is not None and unstated_required(tool, call.arguments, evidence):
-            continue
-        kept.append(call)
-    return result if len(kept) == len(result.calls) else result.model_copy(update={"calls": kept})
+            waiting.append(call.tool)
+        else:
+            kept.append(call)
+    if not waiting:
+        return result
+    return result.model_copy(update={"calls": kept, "waiting": [*result.waiting, *waiting]})
 
 
 def after_results(program: FreyrProgram, turn: Turn, toolbox: Toolbox, plan: ToolPlan) -> Result:
     """The next calls, when the results leave some to make; else the reply (see above)."""
     open_asks: list[OpenAsk] = []
-    if tool_rounds(turn) < program.strategy.rounds:
+    replan = plan.mode == "required" or any(is_waiting_id(r.call_id) for r in turn.results)
+    if replan and tool_rounds(turn) < program.strategy.rounds:
         more, open_asks = next_calls(program, turn, toolbox)
         if more.calls:
             return more
@@ -108,8 +107,8 @@ def next_calls(program: FreyrProgram, turn: Turn, toolbox: Toolbox) -> tuple[Res
     The open asks are what no tool does, for the reply to name. Each answered call covers
     one planned call of its tool, so a call already answered is never asked for again.
     """
-    selecting = _selecting(program.strategy)
-    if selecting is None:
+    strategy = program.strategy
+    if not strategy.selects:
         return Result(reply="", strategy=program.strategy_name), []
     answered = [
         CallRecord(tool=r.name, arguments=r.arguments, outcome=Outcome(ok=True, message=r.content))
@@ -117,12 +116,12 @@ def next_calls(program: FreyrProgram, turn: Turn, toolbox: Toolbox) -> tuple[Res
     ]
 
     def plan_more(run: Run) -> Result:
-        selection = selecting.select(run)
+        selection = strategy.select(run)
         opened.extend(open_asks(selection.asks, selection.plan))
         missing = still_missing(selection, answered)
         if not missing.tools:
             return run.result("", [])
-        return selecting.act(run, missing, respond=False)
+        return strategy.act(run, missing, respond=False)
 
     opened: list[OpenAsk] = []
     run = _run(program, turn, toolbox, since=True, calls_only=True)
@@ -168,48 +167,50 @@ def reply_from_results(
         CallRecord(tool=r.name, arguments=r.arguments, outcome=Outcome(ok=True, message=r.content))
         for r in turn.results
     ]
-    result = program.run_step(run, lambda run: summarise(run, [r.name for r in turn.results]))
+    summary = program.strategy.replies().summary
+    result = program.run_step(
+        run, lambda run: summarise(run, summary, [r.name for r in turn.results])
+    )
     # The calls were the client's to make, and are made: nothing is left to call.
     return result.model_copy(update={"calls": []})
 
 
 def chat_reply(program: FreyrProgram, turn: Turn) -> Result:
-    """The chat role's reply, with no tool offered."""
+    """The chat role's reply, with no tool offered.
+
+    No tool was planned, so the reply is not checked for results nobody looked up: with no
+    tools a number in it is the model's own knowledge (or a structured answer's field).
+    """
     run = _run(program, turn, Toolbox([]))
-    return program.run_step(run, lambda run: chat(run, []))
+    words = program.strategy.replies().chat
+    return program.run_step(run, lambda run: chat(run, words, [CONVERSATION]))
 
 
 def forced_calls(
     program: FreyrProgram, turn: Turn, toolbox: Toolbox, tools: list[str] | None
 ) -> Result:
-    """Make the calls of ``tools``, or of the tools the intent role must name (None).
+    """Make the calls of ``tools``, or of the tools the strategy plans with a tool required.
 
-    The strategy's own ``act`` makes the calls, under its own call policy. Without an intent
-    role (``nlt``), a toolbox of one tool is that tool; otherwise no call is made, and the
+    The strategy's own ``select`` and ``act`` plan and make the calls, under its own
+    policies (a plan that must name a tool: ``select(require_tool=True)``). A plan with no
+    tool falls back to the only tool of a toolbox of one; otherwise no call is made, and the
     caller reports that ``tool_choice`` could not be honoured.
     """
     run = _run(program, turn, toolbox, since=True, calls_only=True)
-    selecting = _selecting(program.strategy)
+    strategy = program.strategy
 
     def make_calls(run: Run) -> Result:
         names = tools
-        if names is None and "intent" in program.role_names:
-            names, _ = recognise_intents(run, require_tool=True)
-        elif names is None:
+        if names is None and strategy.selects:
+            names = strategy.select(run, require_tool=True).tools
+        if not names:
             names = toolbox.names if len(toolbox) == 1 else []
         names = [name for name in names if name != CONVERSATION]
-        if not names or selecting is None:
+        if not names or not strategy.selects:
             return run.result("", names)
-        return selecting.act(run, Selection(names, []), respond=False)
+        return strategy.act(run, Selection(names, []), respond=False)
 
     return program.run_step(run, make_calls)
-
-
-def _selecting(strategy: StrategyModule) -> SelectingStrategy | None:
-    """The part of a strategy that carries out a selection (``freyr``, ``nlt``, in ``gated``)."""
-    if isinstance(strategy, Gated):
-        return strategy.selecting_inner()
-    return strategy if isinstance(strategy, SelectingStrategy) else None
 
 
 def combined(first: Result, second: Result) -> Result:

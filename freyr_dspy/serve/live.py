@@ -10,7 +10,8 @@ each new piece to the event loop that writes the response:
   ``auto`` or ``none``, and no ``response_format`` (a structured reply is checked whole first);
 * each tool call once its attempts are over and it is certain to be sent: valid against the
   tool's schema, not answered already, not one that may wait for results (``deferred``; from
-  such a call on, calls wait for the end), and only the first without ``parallel_tool_calls``.
+  such a call on, calls wait for the end), sent when the next call is recorded (its id must
+  say whether later calls wait); without ``parallel_tool_calls`` the one call comes at the end.
 
 When the program is done, ``rest`` gives what the final answer holds beyond what was streamed,
 so that the streamed pieces put together are the answer (the calls keep their streamed ids).
@@ -91,6 +92,7 @@ class LiveAnswer:
         self.calls: list[ToolCall] = []
         self._records = 0
         self._calls_held = False
+        self._pending: CallRecord | None = None
 
     # ------------------------------------------------------------- in the worker thread
 
@@ -102,7 +104,13 @@ class LiveAnswer:
             yield
 
     def call_recorded(self, record: CallRecord) -> None:
-        """Send a call the program recorded, when it is certain to be in the answer."""
+        """Send the call recorded before this one, now that it is known whether calls wait.
+
+        A call goes out one record late: whether the client must send its result back for
+        another round (its id says so, ``translate.WAITING``) is known only when a later call
+        turns out to wait for results. In ``calls_only`` runs the program ends right after its
+        last call, so the lag costs the last call nothing; the final answer sends what is left.
+        """
         index, self._records = self._records, self._records + 1
         if self._calls_held or not record.outcome.ok or self.toolbox is None:
             return
@@ -114,13 +122,22 @@ class LiveAnswer:
             and tool is not None
             and unstated_required(tool, record.arguments, self.evidence)
         ):
-            self._calls_held = True  # it may wait for results: the order is settled at the end
+            self._calls_held = True  # it waits for results: the calls before it say so
+            self._flush(waiting=True)
             return
         made = tool_call(record, self.toolbox)
-        if made is None or (self.calls and not self.plan.parallel):
-            return
-        self.calls.append(made)
-        self._send(Delta(call=made, index=len(self.calls) - 1))
+        if made is None or not self.plan.parallel:
+            return  # without parallel calls, only the final answer knows which one goes
+        self._flush(waiting=False)
+        self._pending = record
+
+    def _flush(self, *, waiting: bool) -> None:
+        """Send the call held back, with the id its round calls for."""
+        record, self._pending = self._pending, None
+        made = tool_call(record, self.toolbox, waiting=waiting) if record is not None else None
+        if made is not None:
+            self.calls.append(made)
+            self._send(Delta(call=made, index=len(self.calls) - 1))
 
     def send_text(self, text: str) -> None:
         """Send words of the reply."""

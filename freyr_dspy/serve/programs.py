@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.serve.answer import NEEDED_ROLES
 from freyr_dspy.serve.context import context_window
 from freyr_dspy.serve.errors import bad_request, unknown_model
 from freyr_dspy.serve.protocol import ModelCard, ModelList
@@ -43,13 +42,15 @@ class ServedProgram:
     created: int = field(default_factory=lambda: int(time.time()))
 
     def __post_init__(self) -> None:
-        missing = [role for role in NEEDED_ROLES if role not in self.program.role_names]
-        if missing:
+        strategy = self.program.strategy
+        try:
+            strategy.replies()
+        except NotImplementedError:
             raise ConfigError(
-                f"{self.name}: strategy {self.program.strategy_name!r} has no "
-                f"{' or '.join(missing)} role, which freyr serve needs to reply in words and "
-                "to report tool results; serve freyr, nlt or gated"
-            )
+                f"{self.name}: strategy {strategy.name!r} holds no chat and summary roles, "
+                "which freyr serve needs to reply in words and to report tool results; serve "
+                "freyr, nlt or gated"
+            ) from None
         if self.context_tokens is None:
             self.context_tokens = context_window(self.program)
 

@@ -32,14 +32,20 @@ from freyr_dspy.tools import Toolbox
 
 __all__ = [
     "TOOL_NAME",
+    "WAITING",
     "ToolPlan",
     "choice_of",
+    "is_waiting_id",
     "new_call_id",
     "plan_of",
     "tool_call",
     "toolbox_of",
     "usage_of",
 ]
+
+#: The end of the ids of calls sent while other planned calls wait for their results: the
+#: client sends the ids back with the results, so the next turn knows to plan again.
+WAITING = "_w"
 
 #: Distinct tool lists kept built: clients send the same tools with every request.
 _TOOLBOX_CACHE = 64
@@ -141,7 +147,12 @@ def choice_of(result: Result, toolbox: Toolbox | None, plan: ToolPlan) -> Choice
         ApiError: 502 when the program failed and has nothing to send (with the failure
             kind), or when ``tool_choice`` asked for a call and none could be made.
     """
-    calls = [tool_call(c, toolbox) for c in result.calls if toolbox is not None and c.outcome.ok]
+    waiting = bool(result.waiting)
+    calls = [
+        tool_call(c, toolbox, waiting=waiting)
+        for c in result.calls
+        if toolbox is not None and c.outcome.ok
+    ]
     made = [c for c in calls if c is not None]
     if made:
         made = made if plan.parallel else made[:1]
@@ -161,8 +172,13 @@ def choice_of(result: Result, toolbox: Toolbox | None, plan: ToolPlan) -> Choice
     return Choice(message=AssistantReply(content=result.reply), finish_reason="stop")
 
 
-def tool_call(call: CallRecord, toolbox: Toolbox | None) -> ToolCall | None:
-    """The protocol's form of one call; None when its arguments do not fit the schema."""
+def tool_call(
+    call: CallRecord, toolbox: Toolbox | None, *, waiting: bool = False
+) -> ToolCall | None:
+    """The protocol's form of one call; None when its arguments do not fit the schema.
+
+    ``waiting``: other planned calls wait for this call's results (the id says so).
+    """
     tool = toolbox.resolve(call.tool) if toolbox is not None else None
     if tool is None:
         return None
@@ -173,12 +189,18 @@ def tool_call(call: CallRecord, toolbox: Toolbox | None) -> ToolCall | None:
     except ToolError:
         return None
     text = json.dumps(arguments, ensure_ascii=False)
-    return ToolCall(id=new_call_id(), function=FunctionCall(name=tool.name, arguments=text))
+    call_id = new_call_id() + (WAITING if waiting else "")
+    return ToolCall(id=call_id, function=FunctionCall(name=tool.name, arguments=text))
 
 
 def new_call_id() -> str:
     """A fresh tool call id, ``call_`` and 24 random hex digits."""
     return f"call_{secrets.token_hex(12)}"
+
+
+def is_waiting_id(call_id: str) -> bool:
+    """Whether a call was sent while other planned calls waited for its result."""
+    return call_id.startswith("call_") and call_id.endswith(WAITING)
 
 
 def usage_of(usage: dict[str, RoleUsage]) -> Usage:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from freyr_dspy.prompting.parsing import CONVERSATION, match_names
 from freyr_dspy.roles.asks import NO_TOOL, asks_contract
+from freyr_dspy.roles.base import Role
 from freyr_dspy.schemas import OpenAsk
 from freyr_dspy.strategies.run import Run
 
@@ -43,7 +44,7 @@ class Ask:
 
 
 def recognise_asks(
-    run: Run, *, conversation: str | None = None, require_tool: bool = False
+    run: Run, role: Role, *, conversation: str | None = None, require_tool: bool = False
 ) -> tuple[list[Ask], list[str]]:
     """Ask the ``asks`` role; return the asks in order and the tool names it wrote unknown.
 
@@ -52,8 +53,8 @@ def recognise_asks(
     no ``none``, so every ask names a tool.
     """
     names = run.toolbox.names
-    prediction = run.call_role(
-        "asks",
+    prediction = run.call(
+        role,
         contract=asks_contract(names, MAX_ASKS, allow_none=not require_tool),
         conversation=run.conversation if conversation is None else conversation,
         message=run.message,

@@ -21,6 +21,7 @@ from freyr_dspy.errors import UnknownRoleError
 from freyr_dspy.roles import Role, role_class
 from freyr_dspy.schemas import Result
 from freyr_dspy.strategies.run import Run
+from freyr_dspy.strategies.steps import Replies, Selection
 
 __all__ = [
     "FunctionStrategy",
@@ -44,11 +45,14 @@ class StrategyModule(dspy.Module):
     name: str = ""
     #: One line for listings.
     description: str = ""
+    #: Whether the strategy plans before it calls (``select`` then ``act``), so that a wrapper
+    #: or a server can run the two steps apart; the others only ``run``.
+    selects: bool = False
 
     def __init__(self, roles: tuple[str, ...] = ()) -> None:
         super().__init__()
         for role in roles:
-            setattr(self, role, role_class(role)())
+            setattr(self, role, role_class(role)(role))
 
     def config(self) -> dict[str, Any]:
         """The constructor arguments that rebuild this strategy, as JSON (none by default).
@@ -97,6 +101,28 @@ class StrategyModule(dspy.Module):
     def run(self, run: Run) -> Result:
         """Handle one request and return its result."""
         raise NotImplementedError
+
+    def select(
+        self, run: Run, *, conversation: str | None = None, require_tool: bool = False
+    ) -> Selection:
+        """Plan the calls of one request (strategies that ``selects``).
+
+        ``conversation`` replaces the run's earlier turns in the planning prompt;
+        ``require_tool`` makes the plan name tools only.
+        """
+        raise NotImplementedError(f"strategy {self.name!r} does not plan apart from calling")
+
+    def act(self, run: Run, selection: Selection, *, respond: bool = True) -> Result:
+        """Make the calls of ``selection``, then reply (``respond=False``: no reply)."""
+        raise NotImplementedError(f"strategy {self.name!r} does not plan apart from calling")
+
+    def replies(self) -> Replies:
+        """The roles the strategy replies with (in words, and after calls)."""
+        raise NotImplementedError(f"strategy {self.name!r} holds no reply roles")
+
+    def lent_models(self) -> dict[str, str]:
+        """Role -> the role whose model it plays when it was assigned none of its own."""
+        return {}
 
 
 class StrategyFactory(Protocol):
@@ -164,14 +190,16 @@ def _constructor_parameters(factory: StrategyFactory) -> list[inspect.Parameter]
 
 @dataclass(frozen=True)
 class FunctionStrategy:
-    """A strategy factory for a plain function ``fn(run) -> Result`` over fixed roles.
+    """A strategy factory for a plain function ``fn(strategy, run) -> Result`` over fixed roles.
 
-    For small strategies (benchmark probes, tests) that need no class of their own.
+    For small strategies (benchmark probes, tests) that need no class of their own. ``fn``
+    gets the module holding the roles, and calls them as its attributes
+    (``run.call(strategy.chat, ...)``).
     """
 
     name: str
     roles: tuple[str, ...]
-    fn: Callable[[Run], Result]
+    fn: Callable[[StrategyModule, Run], Result]
     description: str = ""
 
     def __call__(self) -> StrategyModule:
@@ -186,4 +214,4 @@ class _FunctionModule(StrategyModule):
         self._fn = factory.fn
 
     def run(self, run: Run) -> Result:
-        return self._fn(run)
+        return self._fn(self, run)

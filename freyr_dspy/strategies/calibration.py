@@ -25,6 +25,7 @@ from typing import Any
 
 from freyr_dspy.prompting.contracts import Contract
 from freyr_dspy.prompting.parsing import CONVERSATION
+from freyr_dspy.roles.base import Role
 from freyr_dspy.strategies.likelihood import role_messages, role_scorer, scoring_usage
 from freyr_dspy.strategies.run import Run
 
@@ -44,16 +45,15 @@ _ANSWER_LEAD = '{"intents": ["'
 
 
 def calibrated_first_tool(
-    run: Run, intents: list[str], inputs: dict[str, Any], contract: Contract
+    run: Run, role: Role, intents: list[str], inputs: dict[str, Any], contract: Contract
 ) -> list[str]:
     """``intents`` with the first tool re-chosen by calibrated likelihood (see the module doc).
 
-    ``inputs`` and ``contract`` are those the intent role was called with.
+    ``role`` is the intent role; ``inputs`` and ``contract`` are those it was called with.
     """
     names = list(run.toolbox.names)
     if not intents or intents[0] == CONVERSATION or len(names) < 2 or _prefix_named(names):
         return intents
-    role = run.program.role("intent")
     scorer = role_scorer(role)
     if scorer is None:
         return intents
@@ -68,7 +68,7 @@ def calibrated_first_tool(
     if with_message is None or content_free is None:
         return intents
     seconds = time.perf_counter() - started
-    run.add_usage("intent", scoring_usage([with_message, content_free], seconds))
+    run.add_usage(role.role_id, scoring_usage([with_message, content_free], seconds))
     calibrated = {
         name: given - BIAS_WEIGHT * prior
         for name, given, prior in zip(

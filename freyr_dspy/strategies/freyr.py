@@ -9,13 +9,14 @@ call fails after every retry is planned once more without that tool, the failure
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from freyr_dspy.prompting.contracts import Contract
 from freyr_dspy.prompting.parsing import CONVERSATION, match_names
 from freyr_dspy.prompting.placeholders import says_nothing
+from freyr_dspy.roles.base import Role
 from freyr_dspy.roles.confirm import confirm_contract, confirmed
 from freyr_dspy.roles.intent import intent_contract
 from freyr_dspy.schemas import Result
@@ -29,15 +30,17 @@ from freyr_dspy.strategies.retry.loop import (
     warm_parameters,
     with_results,
 )
-from freyr_dspy.strategies.run import Run, has_lm
+from freyr_dspy.strategies.run import Run
 from freyr_dspy.strategies.scored_confirm import confirm_inputs, scored_verdicts
 from freyr_dspy.strategies.steps import (
+    Replies,
     Selection,
     after_calls,
     still_missing,
     unknown_tools_failure,
     without_tools,
 )
+from freyr_dspy.tools import Toolbox
 
 __all__ = [
     "CONVERSATION_TOOL",
@@ -60,6 +63,7 @@ MAX_INTENTS = 8
 
 def recognise_intents(
     run: Run,
+    role: Role,
     *,
     calibrate: bool = False,
     conversation: str | None = None,
@@ -74,20 +78,20 @@ def recognise_intents(
     ``require_tool`` offers no ``conversation`` answer, in the catalog or the contract.
     """
     shown = run.conversation if conversation is None else conversation
-    intents, unknown, asked = _ask_intents(run, MAX_INTENTS, shown, require_tool)
+    intents, unknown, asked = _ask_intents(run, role, MAX_INTENTS, shown, require_tool)
     if copies_catalog(intents, run.toolbox.names):
         # A list of most of the catalog, in catalog order, is a copy, not a choice: Qwen
         # 0.5B wrote one for 17 of our suite's 74 requests (the 1.5B for none). Asked again
         # for one tool only, it got 5 of those 17 right, where the copies got none.
-        intents, unknown, asked = _ask_intents(run, 1, shown, require_tool)
+        intents, unknown, asked = _ask_intents(run, role, 1, shown, require_tool)
     if calibrate:
-        intents = calibrated_first_tool(run, intents, *asked)
+        intents = calibrated_first_tool(run, role, intents, *asked)
     run.intents = intents[:MAX_INTENTS]
     return run.intents, unknown
 
 
 def _ask_intents(
-    run: Run, max_items: int, conversation: str, require_tool: bool = False
+    run: Run, role: Role, max_items: int, conversation: str, require_tool: bool = False
 ) -> tuple[list[str], list[str], tuple[dict[str, Any], Contract]]:
     """Ask the intent role: (known intents, unknown names, the inputs and contract asked with)."""
     contract = intent_contract(run.toolbox.names, max_items, conversation=not require_tool)
@@ -99,7 +103,7 @@ def _ask_intents(
         ),
         "state": run.state_text(),
     }
-    prediction = run.call_role("intent", contract=contract, **inputs)
+    prediction = run.call(role, contract=contract, **inputs)
     intents, unknown = match_names(prediction.intents, run.toolbox.names, keep_repeats=True)
     return intents, unknown, (inputs, contract)
 
@@ -114,6 +118,7 @@ def copies_catalog(intents: list[str], catalog: list[str]) -> bool:
 
 def confirm_intents(
     run: Run,
+    role: Role | None,
     intents: list[str],
     *,
     abstain: bool = False,
@@ -124,42 +129,24 @@ def confirm_intents(
 
     Asked when the plan names two different tools or more, and with ``abstain`` for a plan
     of one tool too: a plan it rejects entirely is answered in words. Without ``abstain`` a
-    single tool (or one tool repeated) is the intent role's whole answer. Strategies without
-    the ``confirm`` role keep the plan as it is. With ``scored`` the verdicts are read from the
-    model's likelihoods where it can score (``scored_confirm``), else written as usual;
+    single tool (or one tool repeated) is the intent role's whole answer. A strategy that
+    holds no ``confirm`` role (``role`` None) keeps the plan as it is. With ``scored`` the
+    verdicts are read from the model's likelihoods where it can score (``scored_confirm``),
+    else written as usual;
     ``abstain_margin`` is the margin a plan of one tool is scored with, if not the usual
     (``Freyr(abstain_margin=...)``).
     """
     tools = list(dict.fromkeys(name for name in intents if name != CONVERSATION))
     fewest = 1 if abstain else 2
-    if len(tools) < fewest or "confirm" not in run.program.role_names:
+    if len(tools) < fewest or role is None:
         return intents
-    _check_with_the_planners_model(run)
     margin = abstain_margin if abstain_margin is not None and len(tools) == 1 else None
-    if scored and (verdicts := scored_verdicts(run, tools, margin=margin)) is not None:
+    if scored and (verdicts := scored_verdicts(run, role, tools, margin=margin)) is not None:
         run.intents = confirmed(intents, verdicts)
         return run.intents
-    prediction = run.call_role(
-        "confirm", contract=confirm_contract(tools), **confirm_inputs(run, tools)
-    )
+    prediction = run.call(role, contract=confirm_contract(tools), **confirm_inputs(run, tools))
     run.intents = confirmed(intents, prediction.asked)
     return run.intents
-
-
-def _check_with_the_planners_model(run: Run) -> None:
-    """Give ``confirm`` the intent role's model when it was assigned none of its own.
-
-    Code written before the role existed assigns only the other roles; the plan is then checked
-    by the model that wrote it rather than failing for want of a model. The assignment records
-    the borrowed model too, so a program saved afterwards loads with the same one.
-    """
-    program = run.program
-    planner = "intent" if "intent" in program.role_names else "asks"
-    confirm, intent = program.role("confirm"), program.role(planner)
-    if not has_lm(confirm) and has_lm(intent):
-        confirm.set_lm(next(p.lm for p in intent.predictors() if p.lm is not None))
-        if planner in program.assignment:
-            program.assignment["confirm"] = program.assignment[planner]
 
 
 def freed_slots(plan: Sequence[str], kept: Sequence[str]) -> Counter[str]:
@@ -207,37 +194,29 @@ def replanned(
     summary sees every call made.
     """
     failed = run.calls[0]
+    replies = strategy.replies()
     if len(run.toolbox.names) < 2:
-        return after_calls(run, intents, skipped=skipped, respond=respond)
+        return after_calls(run, replies, intents, skipped=skipped, respond=respond)
     conversation = replan_note(run.conversation, failed.tool, failed.outcome.message)
-    with catalog_without(run, failed.tool):
-        selection = strategy.select(run, conversation=conversation, require_tool=True)
+    narrowed = replace(run, toolbox=catalog_without(run.toolbox, failed.tool))
+    selection = strategy.select(narrowed, conversation=conversation, require_tool=True)
     new_tools = selection.tools
     if not new_tools:
-        return after_calls(run, intents, skipped=skipped, respond=respond)
+        return after_calls(run, replies, intents, skipped=skipped, respond=respond)
     first_call = len(run.calls)
+    run.intents = list(selection.plan)
+    run.can_wait = False  # the re-plan is the request's last plan: nothing waits after it
     new_skipped = call_until_exhausted(
-        run, new_tools, strategy.calling, selection.spare, selection.words()
+        run, strategy.parameters, new_tools, strategy.calling, selection.spare, selection.words()
     )
     return after_calls(
-        run, selection.plan, skipped=new_skipped, respond=respond, first_call=first_call
+        run, replies, selection.plan, skipped=new_skipped, respond=respond, first_call=first_call
     )
 
 
-def planning_role(strategy: Freyr) -> str:
-    """The role that writes ``strategy``'s plan: ``asks`` or ``intent``."""
-    return "asks" if strategy.planning.asks else "intent"
-
-
-@contextmanager
-def catalog_without(run: Run, tool: str) -> Iterator[None]:
-    """Offer the roles every tool but ``tool`` while the block runs (calls still use them all)."""
-    whole = run.toolbox
-    run.toolbox = whole.subset(names=[name for name in whole.names if name != tool])
-    try:
-        yield
-    finally:
-        run.toolbox = whole
+def catalog_without(toolbox: Toolbox, tool: str) -> Toolbox:
+    """Every tool of ``toolbox`` but ``tool``: the catalog a re-plan is offered."""
+    return toolbox.subset(names=[name for name in toolbox.names if name != tool])
 
 
 def replan_note(conversation: str, tool: str, error: str) -> str:
@@ -299,7 +278,15 @@ class Freyr(StrategyModule):
             values the request states (``grounding.differs_by_stated_values``).
     """
 
+    intent: Role
+    asks: Role
+    confirm: Role
+    parameters: Role
+    summary: Role
+    chat: Role
+
     name = "freyr"
+    selects = True
     description = (
         "FREYR: intents (confirmed when several), then parameters per tool with "
         "error-feedback retries, summary"
@@ -351,14 +338,36 @@ class Freyr(StrategyModule):
         """Planning rounds a request may take (``more_rounds``)."""
         return self.planning.rounds
 
+    @property
+    def planner(self) -> Role:
+        """The role that writes the plan: ``asks`` with ``asks``, else ``intent``."""
+        return self.asks if self.planning.asks else self.intent
+
+    @property
+    def checker(self) -> Role | None:
+        """The role that checks the plan (``confirm``), if held."""
+        return self.confirm if self.planning.confirm else None
+
+    def replies(self) -> Replies:
+        """The roles that write the reply."""
+        return Replies(chat=self.chat, summary=self.summary)
+
+    def lent_models(self) -> dict[str, str]:
+        """``confirm`` checks with the planner's model when it was assigned none of its own.
+
+        Code written before the role existed assigns only the other roles; the plan is then
+        checked by the model that wrote it rather than failing for want of a model.
+        """
+        return {"confirm": self.planner.role_id} if self.planning.confirm else {}
+
     def warm(self, run: Run) -> None:
         """The planning role's prompt (the catalog) and each tool's first parameters prompt."""
         if self.planning.asks:
-            recognise_asks(run)
+            recognise_asks(run, self.asks)
         else:
-            _ask_intents(run, MAX_INTENTS, run.conversation)
+            _ask_intents(run, self.intent, MAX_INTENTS, run.conversation)
         for tool in run.toolbox:
-            warm_parameters(run, tool)
+            warm_parameters(run, self.parameters, tool)
 
     def run(self, run: Run) -> Result:
         """Run Algorithm 1 for one request."""
@@ -375,12 +384,13 @@ class Freyr(StrategyModule):
         asks: list[Ask] = []
         if self.planning.asks:
             asks, unknown = recognise_asks(
-                run, conversation=conversation, require_tool=require_tool
+                run, self.asks, conversation=conversation, require_tool=require_tool
             )
             planned = plan_of(asks)
         else:
             planned, unknown = recognise_intents(
                 run,
+                self.intent,
                 calibrate=self.planning.calibrate,
                 conversation=conversation,
                 require_tool=require_tool,
@@ -388,13 +398,14 @@ class Freyr(StrategyModule):
         planning = self.planning
         intents = confirm_intents(
             run,
+            self.checker,
             planned,
             abstain=planning.abstain,
             scored=planning.scored_confirm,
             abstain_margin=planning.abstain_margin,
         )
         spare = freed_slots(planned, intents) if planning.refill else Counter()
-        failure = unknown_tools_failure(planning_role(self), unknown)
+        failure = unknown_tools_failure(self.planner.role_id, unknown)
         return Selection(intents, unknown, failure, spare, asks=tuple(asks))
 
     def act(self, run: Run, selection: Selection, *, respond: bool = True) -> Result:
@@ -404,34 +415,44 @@ class Freyr(StrategyModule):
         lacked a value the user never gave (``require_stated``): the reply may ask for it.
         """
         intents, tools = selection.plan, selection.tools
+        replies = self.replies()
         run.open_asks = open_asks(selection.asks, intents)
         if not tools:
-            return without_tools(run, intents, selection.failure, respond=respond)
-        skipped = call_until_exhausted(run, tools, self.calling, selection.spare, selection.words())
+            return without_tools(run, replies, intents, selection.failure, respond=respond)
+        run.can_wait = self.planning.rounds > 1
+        skipped = call_until_exhausted(
+            run, self.parameters, tools, self.calling, selection.spare, selection.words()
+        )
         if run.calls and all(call.never_made for call in run.calls):
-            return without_tools(run, intents, respond=respond)
+            return without_tools(run, replies, intents, respond=respond)
         if self.planning.replan and run.calls and run.calls[0].exhausted:
             return replanned(run, intents, skipped, self, respond=respond)
         intents = self.more_rounds(run, intents)
-        return after_calls(run, intents, skipped=skipped, respond=respond)
+        return after_calls(run, replies, intents, skipped=skipped, respond=respond)
 
     def more_rounds(self, run: Run, intents: list[str]) -> list[str]:
         """Make the calls a plan with the results shown still lacks; return the whole plan.
 
-        A call whose value comes from another call's result ("find my city, then its
-        weather") cannot be planned well before the result is in. After calls that returned
-        results, the planning role is asked again with them among the earlier turns; the
-        calls it plans beyond those already made (counted per tool) are made, and so on, up
-        to ``rounds`` plans in all. Calls only recorded (spec-only tools) return nothing to
-        plan from: no round follows them.
+        Calls planned together run in order, each shown the results before it, so "find my
+        city, then its weather" takes the city from the lookup. A call whose required values
+        are stated nowhere, results included, waited instead (``waits_for_a_result``): its
+        value must come from a result nobody asked for yet. Then the planning role is asked
+        again with the results among the earlier turns, and the calls it plans beyond those
+        already made (counted per tool) are made, up to ``rounds`` plans in all; in the last
+        round nothing waits. A request with no waiting call is not planned again: it costs
+        nothing.
         """
-        for _ in range(self.planning.rounds - 1):
-            if not returned_results(run.calls):
+        for left in reversed(range(self.planning.rounds - 1)):
+            if not run.waiting or not returned_results(run.calls):
                 break
+            run.waiting.clear()
+            run.can_wait = left > 0
             conversation = with_results(run.conversation, run.calls)
             missing = still_missing(self.select(run, conversation=conversation), run.calls)
             if not missing.tools:
                 break
-            call_until_exhausted(run, missing.tools, self.calling, missing.spare, missing.words())
+            call_until_exhausted(
+                run, self.parameters, missing.tools, self.calling, missing.spare, missing.words()
+            )
             intents = [*intents, *missing.tools]
         return intents

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import replace
+from typing import Any
 
 from freyr_dspy.errors import ConfigError
+from freyr_dspy.roles.base import Role
 from freyr_dspy.roles.library import Gate, library_contract, read_gate
 from freyr_dspy.schemas import Result
 from freyr_dspy.strategies import make_strategy, register_strategy
@@ -30,13 +32,12 @@ from freyr_dspy.strategies.base import StrategyModule
 from freyr_dspy.strategies.freyr import Freyr
 from freyr_dspy.strategies.nlt import Nlt
 from freyr_dspy.strategies.run import Run
-from freyr_dspy.strategies.steps import Selection, without_tools
+from freyr_dspy.strategies.steps import Replies, Selection
 from freyr_dspy.tools import Toolbox
 
 __all__ = [
     "INNER_STRATEGIES",
     "Gated",
-    "SelectingStrategy",
     "needs_fallback",
     "open_gate",
     "select_through_gate",
@@ -47,29 +48,10 @@ logger = logging.getLogger(__name__)
 INNER_STRATEGIES = ("freyr", "nlt")
 
 
-@runtime_checkable
-class SelectingStrategy(Protocol):
-    """A strategy split into a selection and the calls that carry it out (``freyr``, ``nlt``)."""
-
-    name: str
-
-    def select(self, run: Run) -> Selection:
-        """Choose the tools to call."""
-        ...
-
-    def act(self, run: Run, selection: Selection, *, respond: bool = True) -> Result:
-        """Call the selected tools and reply."""
-        ...
-
-    def config(self) -> dict[str, Any]:
-        """The settings that rebuild the strategy."""
-        ...
-
-
-def open_gate(run: Run) -> Gate:
+def open_gate(run: Run, role: Role) -> Gate:
     """Ask the library role which libraries the request needs (typed by the toolbox's)."""
-    prediction = run.call_role(
-        "library",
+    prediction = run.call(
+        role,
         contract=library_contract(list(run.toolbox.libraries)),
         conversation=run.conversation,
         message=run.message,
@@ -84,24 +66,23 @@ def needs_fallback(selection: Selection, gated: Toolbox, full: Toolbox) -> bool:
     return not selection.tools or bool(hidden)
 
 
-def select_through_gate(run: Run, selector: Callable[[Run], Selection]) -> Selection | None:
+def select_through_gate(
+    run: Run, gate_role: Role, selector: Callable[[Run], Selection]
+) -> Selection | None:
     """Gate, select among the gated tools, fall back to the full catalog when needed.
 
-    Returns None when the gate decided that the message needs no tool.
+    The selector sees a narrower run (``dataclasses.replace``: the same record of calls and
+    cost, fewer tools). Returns None when the gate decided that the message needs no tool.
     """
     full = run.toolbox
     if len(full.libraries) < 2:
         return selector(run)
-    gate = open_gate(run)
+    gate = open_gate(run, gate_role)
     if gate.no_tool:
         return None
     if gate.libraries:
         gated = full.subset(libraries=gate.libraries)
-        run.toolbox = gated
-        try:
-            selection = selector(run)
-        finally:
-            run.toolbox = full
+        selection = selector(replace(run, toolbox=gated))
         if not needs_fallback(selection, gated, full):
             return selection
         logger.debug(
@@ -124,8 +105,11 @@ class Gated(StrategyModule):
         ConfigError: for an inner strategy other than FREYR or NLT.
     """
 
+    library: Role
+
     name = "gated"
     description = "GeckOpt: pick libraries first; freyr or nlt then sees only their tools"
+    selects = True
 
     def __init__(
         self, inner: StrategyModule | str | Mapping[str, Any] = "freyr", respond: bool = True
@@ -143,19 +127,40 @@ class Gated(StrategyModule):
 
     def run(self, run: Run) -> Result:
         """Gate, let the inner strategy select among the gated tools, then act on its choice."""
-        inner = self.selecting_inner()
-        selection = select_through_gate(run, inner.select)
-        if selection is None:
-            return without_tools(run, [], respond=self.respond)
-        # The gate records the tools chosen, without FREYR's "conversation" entries.
-        chosen = Selection(selection.tools, selection.unknown, selection.failure, selection.spare)
-        run.intents = list(chosen.tools)
-        return inner.act(run, chosen, respond=self.respond)
+        return self.act(run, self.select(run), respond=self.respond)
 
-    def selecting_inner(self) -> SelectingStrategy:
-        """The inner strategy, as the selection-then-calls pair the gate runs."""
-        assert isinstance(self.inner, SelectingStrategy)  # checked by inner_strategy
-        return self.inner
+    def select(
+        self, run: Run, *, conversation: str | None = None, require_tool: bool = False
+    ) -> Selection:
+        """The inner strategy's selection among the gated tools (none: the gate said no tool).
+
+        The gate records the tools chosen, without FREYR's "conversation" entries.
+        """
+        inner = self.inner
+
+        def selector(narrowed: Run) -> Selection:
+            return inner.select(narrowed, conversation=conversation, require_tool=require_tool)
+
+        selection = select_through_gate(run, self.library, selector)
+        if selection is None:
+            return Selection([], [])
+        run.intents = list(selection.tools)
+        return Selection(
+            selection.tools, selection.unknown, selection.failure, selection.spare, selection.asks
+        )
+
+    def act(self, run: Run, selection: Selection, *, respond: bool = True) -> Result:
+        """The inner strategy makes the calls and replies."""
+        return self.inner.act(run, selection, respond=respond)
+
+    def replies(self) -> Replies:
+        """The inner strategy's reply roles."""
+        return self.inner.replies()
+
+    @property
+    def rounds(self) -> int:
+        """The inner strategy's planning rounds."""
+        return self.inner.rounds
 
 
 def inner_strategy(inner: StrategyModule | str | Mapping[str, Any]) -> StrategyModule:
@@ -172,7 +177,7 @@ def inner_strategy(inner: StrategyModule | str | Mapping[str, Any]) -> StrategyM
         module = make_strategy(name, **settings) if name in INNER_STRATEGIES else None
     else:
         module = inner
-    if not isinstance(module, StrategyModule) or not isinstance(module, SelectingStrategy):
+    if not isinstance(module, StrategyModule) or not module.selects:
         shown = inner if isinstance(inner, str) else getattr(inner, "name", None) or inner
         raise ConfigError(
             f"gated: unknown inner strategy {shown!r}; "

@@ -11,26 +11,17 @@ and the role is asked as usual.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import dspy
 
 from freyr_dspy.prompting.contracts import Contract, with_contract
 from freyr_dspy.prompting.demo_pool import demos_for
+from freyr_dspy.prompting.scoring import PromptFormatter, Scores, ScoringEngine
 from freyr_dspy.schemas import RoleUsage
 from freyr_dspy.strategies.run import lm_of
 
 __all__ = ["Scorer", "Scores", "role_messages", "role_scorer", "scoring_usage"]
-
-
-class Scores(Protocol):
-    """What an engine's scoring returns (the llama.cpp engine's ``ContinuationScores``)."""
-
-    #: log P(continuation | prompt), one per continuation, in their order.
-    logprobs: tuple[float, ...]
-    #: Prompt tokens a call would send, and those really evaluated (the rest were cached).
-    prompt_tokens: int
-    evaluated: int
 
 
 #: ``scorer(messages, continuations)``: the log-likelihood of each continuation, or None.
@@ -44,19 +35,19 @@ def role_scorer(role: dspy.Module) -> Scorer | None:
     JSON adapters (``lean``, ``json``) write.
     """
     adapter = dspy.settings.adapter
-    json_answer = isinstance(adapter, dspy.JSONAdapter) and hasattr(adapter, "format_for")
-    scorer = getattr(getattr(lm_of(role), "engine", None), "score_continuations", None)
-    return scorer if json_answer and callable(scorer) else None
+    json_answer = isinstance(adapter, dspy.JSONAdapter) and isinstance(adapter, PromptFormatter)
+    engine = getattr(lm_of(role), "engine", None)  # a dspy.LM's engine; a string for litellm
+    return engine.score_continuations if json_answer and isinstance(engine, ScoringEngine) else None
 
 
 def role_messages(role: Any, contract: Contract, inputs: dict[str, Any]) -> list[dict[str, Any]]:
     """The chat messages the role sends for ``inputs``, formatted by the current adapter."""
     predict = role.predict
     signature = with_contract(predict.signature, contract)
-    messages: list[dict[str, Any]] = dspy.settings.adapter.format_for(
-        lm_of(role), signature, demos_for(predict, inputs), inputs
-    )
-    return messages
+    adapter = dspy.settings.adapter
+    if not isinstance(adapter, PromptFormatter):
+        raise TypeError(f"{type(adapter).__name__} cannot format a prompt without calling")
+    return adapter.format_for(lm_of(role), signature, demos_for(predict, inputs), inputs)
 
 
 def scoring_usage(scored: Sequence[Scores], seconds: float) -> RoleUsage:

@@ -166,13 +166,12 @@ def _not_executed(**kwargs: Any) -> None:
     """Placeholder: the toolbox executes calls, so state changes stay safe."""
 
 
-def check_tool_support(run: Run) -> None:
+def check_tool_support(module: Role) -> None:
     """Refuse a model whose backend has no native tool calling.
 
     Raises:
         ToolUnsupportedError: naming the model and what to use instead.
     """
-    module = run.program.role(ROLE)
     lm = lm_of(module)
     if lm is not None and not lm.supports_function_calling:
         raise ToolUnsupportedError(
@@ -183,9 +182,9 @@ def check_tool_support(run: Run) -> None:
         )
 
 
-def run_native(run: Run) -> Result:
+def run_native(run: Run, role: Role) -> Result:
     """Run one request with native tool calls and error feedback (see module docstring)."""
-    check_tool_support(run)
+    check_tool_support(role)
     tools = [as_dspy_tool(t) for t in run.toolbox]
     inputs: dict[str, Any] = {
         "conversation": run.conversation,
@@ -196,7 +195,7 @@ def run_native(run: Run) -> Result:
     intents: list[str] = []
     failed: list[str] = []
     for _round in range(1 + run.max_retries):
-        prediction = _call(run, inputs, history, tools)
+        prediction = _call(run, role, inputs, history, tools)
         calls = prediction.calls.tool_calls
         if not calls:  # the model answered in text: its reply ends the turn
             return run.result(prediction.response, intents, _failure(failed))
@@ -208,7 +207,7 @@ def run_native(run: Run) -> Result:
             break
     if run.calls_only:
         return run.result("", intents, _failure(failed))
-    reply = _call(run, {}, history, []).response
+    reply = _call(run, role, {}, history, []).response
     return run.result(reply, intents, _failure(failed))
 
 
@@ -222,12 +221,14 @@ def _failure(failed: list[str]) -> Failure | None:
 
 
 def _call(
-    run: Run, inputs: dict[str, Any], history: list[dict[str, Any]], tools: list[dspy.Tool]
+    run: Run,
+    role: Role,
+    inputs: dict[str, Any],
+    history: list[dict[str, Any]],
+    tools: list[dspy.Tool],
 ) -> dspy.Prediction:
     try:
-        return run.call_role(
-            ROLE, history=dspy.History(messages=list(history)), tools=tools, **inputs
-        )
+        return run.call(role, history=dspy.History(messages=list(history)), tools=tools, **inputs)
     except ModelFailure as exc:
         unsupported = _cause(exc, ToolUnsupportedError)
         if unsupported is not None:  # a capability the backend lacks: say so, do not score it
@@ -279,6 +280,8 @@ def _record(
 class Native(StrategyModule):
     """The model's own function calling (see the module docstring)."""
 
+    native: Role
+
     name = "native"
     description = "the model's own function calling with error feedback (baseline)"
 
@@ -287,7 +290,7 @@ class Native(StrategyModule):
 
     def run(self, run: Run) -> Result:
         """Call tools natively, feed errors back, then reply."""
-        return run_native(run)
+        return run_native(run, self.native)
 
 
 register_role(ROLE, NativeToolCaller)

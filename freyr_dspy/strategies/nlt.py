@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 
+from freyr_dspy.roles.base import Role
 from freyr_dspy.roles.tool_selection import (
     Assessment,
     assess,
@@ -25,6 +26,7 @@ from freyr_dspy.strategies.policies import CallPolicy, changed_settings
 from freyr_dspy.strategies.retry.loop import call_until_exhausted
 from freyr_dspy.strategies.run import Run
 from freyr_dspy.strategies.steps import (
+    Replies,
     Selection,
     after_calls,
     unknown_tools_failure,
@@ -36,10 +38,10 @@ __all__ = ["Nlt", "select_tools", "selection_failure"]
 logger = logging.getLogger(__name__)
 
 
-def select_tools(run: Run) -> Assessment:
+def select_tools(run: Run, role: Role) -> Assessment:
     """Ask the selector to assess every tool of the run's toolbox, typed by its catalog."""
-    prediction = run.call_role(
-        "tool_selection",
+    prediction = run.call(
+        role,
         contract=selection_contract(run.toolbox.names),
         conversation=run.conversation,
         message=run.message,
@@ -78,7 +80,13 @@ class Nlt(StrategyModule):
             extra ones kept only when they differ in values the request states).
     """
 
+    tool_selection: Role
+    parameters: Role
+    summary: Role
+    chat: Role
+
     name = "nlt"
+    selects = True
     description = "NLT: think, YES/NO for every tool, then parameters per selected tool, summary"
 
     def __init__(
@@ -101,9 +109,19 @@ class Nlt(StrategyModule):
         """Select, call, reply."""
         return self.act(run, self.select(run), respond=self.respond)
 
-    def select(self, run: Run) -> Selection:
-        """Assess every tool YES or NO; the YES tools are the plan."""
-        assessment = select_tools(run)
+    def replies(self) -> Replies:
+        """The roles that write the reply."""
+        return Replies(chat=self.chat, summary=self.summary)
+
+    def select(
+        self, run: Run, *, conversation: str | None = None, require_tool: bool = False
+    ) -> Selection:
+        """Assess every tool YES or NO; the YES tools are the plan.
+
+        ``conversation`` and ``require_tool`` are accepted for the strategy interface: the
+        selector always sees the run's turns and may say NO to every tool.
+        """
+        assessment = select_tools(run, self.tool_selection)
         return Selection(
             list(assessment.selected), list(assessment.unknown), selection_failure(assessment)
         )
@@ -116,10 +134,11 @@ class Nlt(StrategyModule):
         """
         selected = selection.tools
         run.intents = list(selected)
+        replies = self.replies()
         if not selected:
-            return without_tools(run, [], selection.failure, respond=respond)
-        skipped = call_until_exhausted(run, selected, self.calling)
-        return after_calls(run, selected, selection.failure, skipped, respond=respond)
+            return without_tools(run, replies, [], selection.failure, respond=respond)
+        skipped = call_until_exhausted(run, self.parameters, selected, self.calling)
+        return after_calls(run, replies, selected, selection.failure, skipped, respond=respond)
 
 
 register_strategy(Nlt)

@@ -11,6 +11,7 @@ repeats a call that already succeeded (tiny models loop), or after a turn cap.
 from __future__ import annotations
 
 from freyr_dspy.prompting.placeholders import NO_OBSERVATIONS
+from freyr_dspy.roles.base import Role
 from freyr_dspy.roles.prompted import ToolRequest, extract_calls
 from freyr_dspy.schemas import CallRecord, Failure, Result
 from freyr_dspy.strategies import register_strategy
@@ -56,15 +57,15 @@ def _observation(record: CallRecord) -> str:
     return f"Observation: {record.tool}({args}) -> {record.outcome.render()}"
 
 
-def run_prompted(run: Run) -> Result:
+def run_prompted(run: Run, role: Role) -> Result:
     """Loop: model -> JSON calls -> execute -> observations -> model, until a plain answer."""
     catalog = run.toolbox.catalog("full")
     observations: list[str] = []
     done: set[tuple[str, str]] = set()
     failures = 0
     for _turn in range(1 + run.max_retries + MAX_CALL_TURNS):
-        prediction = run.call_role(
-            "prompted",
+        prediction = run.call(
+            role,
             conversation=run.conversation,
             message=run.message,
             observations="\n".join(observations) or NO_OBSERVATIONS,
@@ -97,6 +98,8 @@ def _finish(run: Run, reply: str, failure: Failure | None = None) -> Result:
 class Prompted(StrategyModule):
     """Prompt-injected tool calling (see the module docstring)."""
 
+    prompted: Role
+
     name = "prompted"
     description = "He 2024: tool list + JSON call format in the system prompt, observations loop"
 
@@ -105,7 +108,7 @@ class Prompted(StrategyModule):
 
     def run(self, run: Run) -> Result:
         """Loop: JSON calls and observations until a plain-text answer."""
-        return run_prompted(run)
+        return run_prompted(run, self.prompted)
 
 
 register_strategy(Prompted)

@@ -18,7 +18,17 @@ from freyr_dspy.schemas import CallRecord, OpenAsk
 from freyr_dspy.strategies.grounding import Evidence, unsupported_numbers
 from freyr_dspy.strategies.run import Run, call_text
 
-__all__ = ["checked_reply", "composed_reply", "not_done_sentence", "outcomes_text"]
+__all__ = [
+    "NOTHING_DONE",
+    "checked_chat_reply",
+    "checked_reply",
+    "composed_reply",
+    "not_done_sentence",
+    "outcomes_text",
+]
+
+#: The reply in words when nothing was done and the written one made results up.
+NOTHING_DONE = "I could not do that with the tools I have."
 
 #: Words a reply uses when it says something was not done.
 _DECLINES = re.compile(
@@ -50,6 +60,21 @@ def checked_reply(run: Run, reply: str) -> tuple[str, list[str]]:
     if unmentioned:
         reply = f"{reply.rstrip()} {not_done_sentence(unmentioned)}".strip()
     return reply, invented
+
+
+def checked_chat_reply(run: Run, reply: str) -> tuple[str, list[str]]:
+    """A reply in words that states no number the request does not give, else a plain no.
+
+    Used when the request asked for something no call did: any number the reply states is a
+    result nobody looked up. Returns the reply to send and the numbers the written one made up.
+    """
+    evidence = Evidence.of(run.message, run.conversation, run.state_text())
+    invented = unsupported_numbers(reply, evidence)
+    if not invented:
+        return reply, []
+    if run.open_asks:
+        return not_done_sentence(run.open_asks), invented
+    return NOTHING_DONE, invented
 
 
 def composed_reply(calls: Sequence[CallRecord], open_asks: Sequence[OpenAsk]) -> str:

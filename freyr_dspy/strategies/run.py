@@ -1,7 +1,8 @@
 """One ``Run`` per program call: the request, its tools and state, the calls made, the cost.
 
-Strategies call roles through the run (``call_role``), which accounts for each role's model
-calls, tokens and seconds and turns a model's failure into ``ModelFailure``; tools are executed
+Strategies call the roles they hold through the run (``run.call(self.intent, ...)``), which
+accounts for each role's model calls, tokens and seconds and turns a model's failure into
+``ModelFailure``; tools are executed
 through it (``execute``, ``run_tool``), so state is committed only on success, and a value
 copied from a description's example is refused once. How a planned tool becomes calls and how
 a failed call is retried is ``freyr_dspy.strategies.retry.loop``, under a ``CallPolicy``.
@@ -87,6 +88,10 @@ class Run:
     intents: list[str] = field(default_factory=list)
     #: Asks of the request no call is planned for (the reply names them as not done).
     open_asks: list[OpenAsk] = field(default_factory=list)
+    #: Planned calls left for the next round: their values come from results not yet asked for.
+    waiting: list[str] = field(default_factory=list)
+    #: Whether a planned call may wait for the next round (one is left to plan in).
+    can_wait: bool = False
     #: (tool, argument, value) copies of a description's example already refused once.
     refused_copies: set[tuple[str, str, str]] = field(default_factory=set)
     #: Stop once the calls are made: no summary call (the caller reads ``result.calls``).
@@ -103,15 +108,18 @@ class Run:
         """The current state as the roles see it."""
         return self.render_state(self.state)
 
-    def call_role(self, role: str, **inputs: Any) -> dspy.Prediction:
-        """Call one role's module, recording its LM calls, tokens and seconds.
+    def call(self, module: Role, **inputs: Any) -> dspy.Prediction:
+        """Call a role the strategy holds, recording its LM calls, tokens and seconds.
+
+        The strategy passes the module it owns (``run.call(self.intent, ...)``); its usage is
+        accounted under the module's ``role_id``.
 
         Raises:
             ModelFailure: when the role's model fails (transport, timeout, provider error).
             ConfigError: when the role has no model assigned.
             FakeLMError: when a strict test fake was called with an unscripted prompt.
         """
-        module = self.program.role(role)
+        role = module.role_id
         if dspy.settings.lm is None and not has_lm(module):
             raise ConfigError(
                 f"role {role!r} has no model; pass --model {role}=ID or call apply_assignment()"
@@ -154,7 +162,7 @@ class Run:
         call_recorded(record)
 
     def add_usage(self, role: str, spent: RoleUsage) -> None:
-        """Count ``spent`` to ``role`` (model work done outside ``call_role``, such as scoring)."""
+        """Count ``spent`` to ``role`` (model work done outside ``call``, such as scoring)."""
         self.usage[role] = self.usage.get(role, RoleUsage()) + spent
 
     def grounded(
@@ -241,6 +249,7 @@ class Run:
             usage=self.usage,
             failure=failure,
             open_asks=self.open_asks,
+            waiting=list(self.waiting),
             unsupported=unsupported or [],
         )
 

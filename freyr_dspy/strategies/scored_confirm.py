@@ -20,6 +20,7 @@ import json
 import logging
 import time
 
+from freyr_dspy.roles.base import Role
 from freyr_dspy.roles.confirm import confirm_contract
 from freyr_dspy.strategies.likelihood import Scores, role_messages, role_scorer, scoring_usage
 from freyr_dspy.strategies.run import Run
@@ -48,7 +49,7 @@ def confirm_inputs(run: Run, tools: list[str]) -> dict[str, str]:
 
 
 def scored_verdicts(
-    run: Run, tools: list[str], *, margin: float | None = None
+    run: Run, role: Role, tools: list[str], *, margin: float | None = None
 ) -> dict[str, bool] | None:
     """Tool -> whether the message asks for it, by scored ``true``/``false``; None if unscorable.
 
@@ -57,7 +58,6 @@ def scored_verdicts(
     order the role would write them, each scored after the ones before it.
     """
     margin = CONFIRM_MARGIN if margin is None else margin
-    role = run.program.role("confirm")
     scorer = role_scorer(role)
     if scorer is None:
         return None
@@ -76,5 +76,5 @@ def scored_verdicts(
         verdicts[tool] = likelier >= margin
         answer = lead + ("true" if verdicts[tool] else "false")
         logger.debug("confirm %s: log P(true) - log P(false) = %.2f", tool, likelier)
-    run.add_usage("confirm", scoring_usage(scored, time.perf_counter() - started))
+    run.add_usage(role.role_id, scoring_usage(scored, time.perf_counter() - started))
     return verdicts

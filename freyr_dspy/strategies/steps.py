@@ -4,7 +4,8 @@ A selecting strategy (``freyr``, ``nlt``) splits into ``select(run) -> Selection
 ``act(run, selection)``, so that a wrapper (``gated``) can run its inner strategy's selection
 on fewer tools and then let that strategy act. The reply is FREYR's: ``chat`` when no tool was
 called (``without_tools``), ``summarise`` the outcomes otherwise (``after_calls``); with
-``respond=False`` neither is written and the calls are the result.
+``respond=False`` neither is written and the calls are the result. The strategy passes the
+roles it owns that write replies (``Replies``).
 """
 
 from __future__ import annotations
@@ -14,13 +15,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from freyr_dspy.prompting.parsing import CONVERSATION
+from freyr_dspy.roles.base import Role
 from freyr_dspy.schemas import CallRecord, Failure, OpenAsk, Result
 from freyr_dspy.strategies.asks import Ask
-from freyr_dspy.strategies.replies import checked_reply, not_done_sentence, outcomes_text
+from freyr_dspy.strategies.replies import (
+    checked_chat_reply,
+    checked_reply,
+    not_done_sentence,
+    outcomes_text,
+)
 from freyr_dspy.strategies.run import Run, call_text
 from freyr_dspy.tools import recorded_outcome
 
 __all__ = [
+    "Replies",
     "Selection",
     "after_calls",
     "chat",
@@ -70,6 +78,14 @@ class Selection:
         return asked
 
 
+@dataclass(frozen=True)
+class Replies:
+    """The roles a strategy replies with: ``chat`` in words, ``summary`` after calls."""
+
+    chat: Role
+    summary: Role
+
+
 def still_missing(selection: Selection, calls: Sequence[CallRecord]) -> Selection:
     """``selection`` without the calls already made: each made call covers one planned entry.
 
@@ -86,16 +102,25 @@ def still_missing(selection: Selection, calls: Sequence[CallRecord]) -> Selectio
     return Selection(left, [], asks=kept)
 
 
-def chat(run: Run, intents: list[str], failure: Failure | None = None) -> Result:
-    """Reply without tools (FREYR's LLM_chat)."""
-    prediction = run.call_role(
-        "chat", conversation=run.conversation, message=run.message, state=run.state_text()
+def chat(run: Run, role: Role, intents: list[str], failure: Failure | None = None) -> Result:
+    """Reply without tools (FREYR's LLM_chat).
+
+    When the request asked for something no call carried out - a plan that named tools, none
+    of them called, or open asks - the reply is checked like a summary (``checked_chat_reply``):
+    asked for the weather and a rate it could not look up, a small model answered with both.
+    """
+    prediction = run.call(
+        role, conversation=run.conversation, message=run.message, state=run.state_text()
     )
+    if run.open_asks or CONVERSATION not in intents:
+        reply, invented = checked_chat_reply(run, prediction.reply)
+        return run.result(reply, intents, failure, unsupported=invented)
     return run.result(prediction.reply, intents, failure)
 
 
 def summarise(
     run: Run,
+    role: Role,
     intents: list[str],
     failure: Failure | None = None,
     skipped: list[str] | None = None,
@@ -113,8 +138,8 @@ def summarise(
         return run.result("", intents, failure)
     if run.calls and all(call.outcome == recorded_outcome(call.tool) for call in run.calls):
         return run.result(recorded_reply(run.calls, run.open_asks), intents, failure)
-    prediction = run.call_role(
-        "summary",
+    prediction = run.call(
+        role,
         message=run.message,
         outcomes=outcomes_text(run.calls, run.open_asks),
         state=run.state_text(),
@@ -138,14 +163,22 @@ def recorded_reply(calls: Sequence[CallRecord], open_asks: Sequence[OpenAsk] = (
 
 
 def without_tools(
-    run: Run, intents: list[str], failure: Failure | None = None, *, respond: bool = True
+    run: Run,
+    replies: Replies,
+    intents: list[str],
+    failure: Failure | None = None,
+    *,
+    respond: bool = True,
 ) -> Result:
     """The result when no tool is to be called: a chat reply, or none with ``respond=False``."""
-    return chat(run, intents, failure) if respond else run.result("", intents, failure)
+    return (
+        chat(run, replies.chat, intents, failure) if respond else run.result("", intents, failure)
+    )
 
 
 def after_calls(
     run: Run,
+    replies: Replies,
     intents: list[str],
     failure: Failure | None = None,
     skipped: list[str] | None = None,
@@ -158,7 +191,7 @@ def after_calls(
     ``first_call`` as for ``summarise``.
     """
     if respond:
-        return summarise(run, intents, failure, skipped, first_call=first_call)
+        return summarise(run, replies.summary, intents, failure, skipped, first_call=first_call)
     failure = failure or exhausted_failure(run, skipped, first_call=first_call)
     return run.result("", intents, failure)
 

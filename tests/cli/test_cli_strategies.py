@@ -45,7 +45,7 @@ def test_strategies_shows_what_runs_without_a_strategy_per_model(
 
     assert main(["strategies"]) == 0
     out = capsys.readouterr().out
-    assert "without --strategy (run, chat, serve): freyr, except" in out
+    assert "without --strategy (run, chat, serve, eval, compile): freyr, except" in out
     for model, preset in PRESETS.items():
         assert f"  {model}: {preset.strategy}  (" in out
         assert default_strategy(model) == preset.strategy

@@ -345,5 +345,6 @@ def test_default_contestants_are_the_installed_strategies(
     monkeypatch.setattr(tiny, "strategies", ("freyr", "not-installed", "lazy"))
     with caplog.at_level(logging.WARNING):
         plan = make_plan(config(strategies=(), limit=1))
-    assert [c.label for c in plan.contestants[NAME]] == ["freyr", "lazy"]
+    # freyr runs as the model's preset: what a user gets without naming a strategy
+    assert [c.label for c in plan.contestants[NAME]] == ["preset", "lazy"]
     assert "not installed: not-installed" in caplog.text

@@ -26,7 +26,7 @@ def first_parameters_prompt(program: FreyrProgram) -> RoleUsage:
     run = program.start_run(MESSAGE)
     run.warming = True  # one token is enough to see what was evaluated
     with program_adapter(program):
-        warm_parameters(run, program.toolbox.get("add_task"))
+        warm_parameters(run, program.role("parameters"), program.toolbox.get("add_task"))
     return run.usage["parameters"]
 
 

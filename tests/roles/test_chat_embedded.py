@@ -36,7 +36,7 @@ def reply(message: str) -> str:
     greedy = RoleModel(model=MODEL, sampling=Sampling(temperature=0.0, seed=0))
     prog.apply_assignment(dict.fromkeys(prog.role_names, greedy))
     run = prog.start_run(message)
-    return prog.run_step(run, lambda run: chat(run, ["conversation"])).reply
+    return prog.run_step(run, lambda run: chat(run, prog.role("chat"), ["conversation"])).reply
 
 
 def test_the_chat_role_gives_no_live_figure_it_cannot_know() -> None:

@@ -7,6 +7,7 @@ As root, the server runs as the unprivileged ``postgres`` user (PostgreSQL refus
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import shutil
@@ -143,3 +144,39 @@ def test_two_worker_processes_share_one_study(postgres_url: str, tmp_path: Path)
     assert all(t.state == optuna.trial.TrialState.COMPLETE for t in finished)
     assert any(t.user_attrs.get("baseline") for t in finished)
     assert "postgresql://freyr@127.0.0.1" in outputs[0][0]
+
+
+def test_two_compile_workers_share_one_study(postgres_url: str, tmp_path: Path) -> None:
+    from tests.support.compile_fakes import project
+
+    args = [
+        sys.executable, "-m", "tests.support.compile_worker", "compile", "--benchmark", "todo",
+        "--model", "fake/skilled", "--trials", "6", "--folds", "3",
+        "--storage", postgres_url, "--study", "shared-compile", "--json",
+    ]  # fmt: skip
+    workers = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        project(tmp_path / name)
+        env = {
+            **os.environ,
+            "FREYR_PROJECT_DIR": str(tmp_path / name),
+            "LITELLM_LOCAL_MODEL_COST_MAP": "true",
+            "PYTHONPATH": str(SUPPORT_DIR.parent.parent),
+        }
+        workers.append(
+            subprocess.Popen(
+                args, env=env, cwd=tmp_path / name, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True,
+            )
+        )  # fmt: skip
+    outputs = [w.communicate(timeout=240) for w in workers]
+    for worker, (_out, err) in zip(workers, outputs, strict=True):
+        assert worker.returncode == 0, err
+    study = optuna.load_study(study_name="shared-compile", storage=open_storage(postgres_url))
+    finished = [t for t in study.trials if t.state.is_finished()]
+    assert 6 <= len(finished) <= 8  # each worker stops once the shared total is reached
+    assert len({t.user_attrs["worker"] for t in finished}) == 2
+    # both read the same trials back, so both ship the same configuration
+    shipped = {json.loads(out)["shipped_config"]["strategy"] for out, _ in outputs}
+    assert len(shipped) == 1

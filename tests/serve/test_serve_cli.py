@@ -151,7 +151,7 @@ def test_an_unservable_strategy_stops_the_command_with_a_clear_error(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["serve", "--strategy", "native", "--model", "fake/rules"]) == 2
-    assert "no chat or summary role" in capsys.readouterr().err
+    assert "holds no chat and summary roles" in capsys.readouterr().err
 
 
 @pytest.mark.server

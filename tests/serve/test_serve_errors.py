@@ -328,7 +328,7 @@ def test_a_compiled_programs_tools_are_checked_unless_allowed() -> None:
 
 def test_a_strategy_without_reply_roles_is_refused_at_start() -> None:
     program, _ = make_program(strategy="native")
-    with pytest.raises(ConfigError, match="no chat or summary role"):
+    with pytest.raises(ConfigError, match="holds no chat and summary roles"):
         ServedProgram("native", program)
 
 

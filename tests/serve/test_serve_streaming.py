@@ -86,17 +86,37 @@ def test_the_reply_arrives_while_the_chat_role_is_still_writing_it(gate: Gate) -
     assert len(pieces) > 3  # the words came as the model wrote them, not in one piece
 
 
-def test_each_tool_call_is_sent_before_the_next_is_made() -> None:
+THREE = [{"role": "user", "content": "Weather and time in Paris, and is it a holiday in France?"}]
+HOLIDAY = {
+    "type": "function",
+    "function": {
+        "name": "is_holiday",
+        "description": "Whether today is a public holiday in a country.",
+        "parameters": {
+            "type": "object",
+            "properties": {"country": {"type": "string"}},
+            "required": ["country"],
+        },
+    },
+}
+
+
+def test_a_tool_call_is_sent_while_the_program_still_makes_the_calls_after_it() -> None:
+    # a call goes out one record late (its id must say whether a later call waits), so the
+    # first call is out while the third is still being written
     gate = Gate(after=1)
 
-    def slow_time(call: FakeCall) -> Answer | None:
-        if call.role == "parameters" and "get_time" in call.inputs.get("tool", ""):
+    def three_calls(call: FakeCall) -> Answer | None:
+        if call.role == "intent":
+            return {"intents": ["get_weather", "get_time", "is_holiday"]}
+        if call.role == "parameters" and "is_holiday" in call.inputs.get("tool", ""):
             gate.hold()
+            return {"arguments": {"country": "France"}}
         return answer(call)
 
-    with served(fn=slow_time) as base:
+    with served(fn=three_calls) as base:
         stream = client(base).chat.completions.create(
-            model="weather", messages=BOTH, tools=TOOLS, stream=True
+            model="weather", messages=THREE, tools=[*TOOLS, HOLIDAY], stream=True
         )
         calls: dict[int, dict[str, str]] = {}
         finish = None
@@ -104,16 +124,33 @@ def test_each_tool_call_is_sent_before_the_next_is_made() -> None:
             for choice in chunk.choices:
                 finish = choice.finish_reason or finish
                 for delta in choice.delta.tool_calls or []:
-                    if not calls:  # get_weather is out while get_time is still being written
+                    if not calls:  # get_weather is out while is_holiday is being written
                         assert gate.reached.wait(WAIT) and not gate.opened.is_set()
                         gate.opened.set()
                     entry = calls.setdefault(delta.index, {"name": "", "arguments": ""})
                     entry["name"] += (delta.function and delta.function.name) or ""
                     entry["arguments"] += (delta.function and delta.function.arguments) or ""
     assert finish == "tool_calls"
-    assert [(c["name"], json.loads(c["arguments"])) for c in calls.values()] == list(
-        ARGUMENTS.items()
-    )
+    made = [(c["name"], json.loads(c["arguments"])) for c in calls.values()]
+    assert made == [*ARGUMENTS.items(), ("is_holiday", {"country": "France"})]
+
+
+def test_a_streamed_call_before_one_that_waits_carries_the_waiting_id() -> None:
+    # "find where I am, then the weather there": the weather call has no city to give yet
+    def lookup_then_weather(call: FakeCall) -> Answer | None:
+        if call.role == "intent":
+            return {"intents": ["get_time", "get_weather"]}
+        if call.role == "parameters" and "get_weather" in call.inputs.get("tool", ""):
+            return {"arguments": {"location": "London"}}  # stated nowhere: it must wait
+        return answer(call)
+
+    ask = [{"role": "user", "content": "What time is it in Paris, then the weather where I am?"}]
+    with served(fn=lookup_then_weather) as base:
+        stream = client(base).chat.completions.create(
+            model="weather", messages=ask, tools=TOOLS, stream=True
+        )
+        ids = [d.id for delta in deltas(stream) for d in delta.tool_calls or [] if d.id]
+    assert len(ids) == 1 and ids[0].endswith("_w")  # the client's results turn plans again
 
 
 def summary_says(reply: str) -> Callable[[FakeCall], Answer | None]:

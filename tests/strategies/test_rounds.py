@@ -1,4 +1,4 @@
-"""A second round of calls when a value comes from a result, and results shown to later calls."""
+"""A second round when a value comes from a result, and results shown to later calls."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from freyr_dspy.tools import Tool, Toolbox
 
 
 def locate() -> str:
-    """Find the city the user is in."""
-    return "You are in Oslo."
+    """Find the user's address."""
+    return "Your address is 4 Elm Road, Oslo."
 
 
 def weather(city: str) -> str:
@@ -22,21 +22,28 @@ def weather(city: str) -> str:
     return f"{city}: 2 °C"
 
 
-TOOLS = Toolbox([Tool.from_function(locate), Tool.from_function(weather)])
+def city_of(address: str) -> str:
+    """The city of a street address."""
+    return "Oslo"
+
+
+TOOLS = Toolbox([Tool.from_function(f) for f in (locate, weather, city_of)])
 
 
 def program(plans: list[list[str]], **settings: Any) -> tuple[FreyrProgram, FunctionLM]:
-    """The intent role answers ``plans`` in turn; the parameters role reads the results."""
+    """The intent role answers ``plans`` in turn; parameters take values from the results."""
     answers = iter(plans)
 
     def answer(call: FakeCall) -> Any:
+        seen = call.inputs.get("conversation", "")
         if call.role == "intent":
             return {"intents": next(answers)}
-        if call.role == "parameters":
-            seen = call.inputs["conversation"]
-            return {"arguments": {"city": "Oslo"} if "returned You are in Oslo" in seen else {}}
+        if call.role == "parameters" and "city_of" in call.inputs["tool"]:
+            return {"arguments": {"address": "4 Elm Road, Oslo"}}
+        if call.role == "parameters":  # a city only once a result names one, else a guess
+            return {"arguments": {"city": "Oslo" if "returned Oslo" in seen else "Lima"}}
         if call.role == "confirm":
-            return {"asked": {"locate": True, "weather": True}}
+            return {"asked": dict.fromkeys(("locate", "weather", "city_of"), True)}
         return {"reply": "It is 2 °C in Oslo."}
 
     engine = FunctionLM(answer)
@@ -45,43 +52,44 @@ def program(plans: list[list[str]], **settings: Any) -> tuple[FreyrProgram, Func
     return prog, engine
 
 
-def test_a_call_whose_value_comes_from_a_result_is_made_in_a_second_round() -> None:
-    prog, engine = program([["locate"], ["locate", "weather"]])
-    result = prog(message="Find my city, then tell me its weather.").result
-    assert [(c.tool, c.arguments) for c in result.calls] == [
-        ("locate", {}),
-        ("weather", {"city": "Oslo"}),
-    ]
-    assert result.intents == ["locate", "weather"]
-    # locate needs no arguments; the second plan names two tools, so confirm checks it
-    assert engine.roles_called() == ["intent", "intent", "confirm", "parameters", "summary"]
-    assert result.reply == "It is 2 °C in Oslo."
-
-
 def test_calls_planned_together_see_the_results_before_them() -> None:
-    prog, engine = program([["locate", "weather"], ["locate", "weather"]])
-    result = prog(message="Find my city, then tell me its weather.").result
+    prog, engine = program([["city_of", "weather"]])
+    result = prog(message="What is the weather at 4 Elm Road, Oslo?").result
     assert [(c.tool, c.arguments) for c in result.calls] == [
-        ("locate", {}),
+        ("city_of", {"address": "4 Elm Road, Oslo"}),
         ("weather", {"city": "Oslo"}),
     ]
-    # the second plan adds nothing: each of its calls was made, so no call is repeated
-    assert engine.roles_called() == [
-        "intent", "confirm", "parameters", "intent", "confirm", "summary"
-    ]  # fmt: skip
+    # no call waited, so the plan is not made again
+    assert engine.roles_called() == ["intent", "confirm", "parameters", "parameters", "summary"]
 
 
-def test_one_round_plans_once() -> None:
-    prog, engine = program([["locate"]], rounds=1)
-    calls = prog(message="Where am I, and the weather?").result.calls
-    assert [c.tool for c in calls] == ["locate"]
-    assert engine.roles_called() == ["intent", "summary"]
+def test_a_call_whose_value_comes_from_no_result_yet_waits_for_a_second_round() -> None:
+    prog, engine = program([["locate", "weather"], ["locate", "city_of", "weather"]])
+    result = prog(message="Find my address, then tell me the weather there.").result
+    # weather(city="Lima") named a city nobody gave: it waited; the second plan adds city_of
+    assert [(c.tool, c.arguments) for c in result.calls] == [
+        ("locate", {}),
+        ("city_of", {"address": "4 Elm Road, Oslo"}),
+        ("weather", {"city": "Oslo"}),
+    ]
+    assert result.waiting == [] and result.open_asks == []
+    assert engine.roles_called().count("intent") == 2
 
 
-def test_recorded_calls_return_nothing_to_plan_from() -> None:
-    prog, engine = program([["locate"]])
+def test_in_the_last_round_nothing_waits() -> None:
+    prog, engine = program([["locate", "weather"]], rounds=1)
+    result = prog(message="Find my address, then tell me the weather there.").result
+    assert [(c.tool, c.arguments) for c in result.calls] == [
+        ("locate", {}),
+        ("weather", {"city": "Lima"}),  # as written: one plan, no round to wait for
+    ]
+    assert result.waiting == [] and engine.roles_called().count("intent") == 1
+
+
+def test_recorded_calls_return_nothing_so_nothing_waits() -> None:
+    prog, engine = program([["locate", "weather"]])
     recorded = FreyrProgram(toolbox=TOOLS.spec_only(), strategy=Freyr())
     recorded.set_lm(prog.strategy.intent.predict.lm)
-    result = recorded(message="Where am I?", calls_only=True).result
-    assert [c.tool for c in result.calls] == ["locate"]
-    assert engine.roles_called() == ["intent"]
+    result = recorded(message="Find my address and the weather there.", calls_only=True).result
+    assert [c.tool for c in result.calls] == ["locate", "weather"]
+    assert engine.roles_called().count("intent") == 1

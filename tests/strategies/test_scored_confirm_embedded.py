@@ -59,7 +59,7 @@ def confirmed_plan(functions: list[Callable[..., str]], message: str) -> tuple[l
     plan = [f.__name__ for f in functions]
 
     def confirm_only(run: Run) -> Result:
-        return run.result("", confirm_intents(run, plan, scored=True))
+        return run.result("", confirm_intents(run, prog.role("confirm"), plan, scored=True))
 
     result = prog.run_step(prog.start_run(message, calls_only=True), confirm_only)
     return result.intents, result.usage["confirm"].lm_calls
@@ -81,8 +81,10 @@ def test_a_dropped_entry_becomes_the_second_call_asked_for() -> None:
     prog = greedy_program([deploy_service, scale_service])
 
     def refilled(run: Run) -> Result:
-        kept = confirm_intents(run, plan, scored=True)
-        call_until_exhausted(run, kept, CallPolicy(), freed_slots(plan, kept))
+        kept = confirm_intents(run, prog.role("confirm"), plan, scored=True)
+        call_until_exhausted(
+            run, prog.role("parameters"), kept, CallPolicy(), freed_slots(plan, kept)
+        )
         return run.result("", kept)
 
     message = "Deploy version 3.4 of the payments service to dev and to staging."

@@ -20,15 +20,15 @@ from freyr_dspy.errors import FakeLMError
 from freyr_dspy.evaluation import StepRecord
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
-from freyr_dspy.strategies import STRATEGIES, FunctionStrategy, Run
+from freyr_dspy.strategies import STRATEGIES, FunctionStrategy, Run, StrategyModule
 from freyr_dspy.testing import FakeCall, register_fake
 
 NAME = "tiny-todo"
 
 
-def _lazy(run: Run) -> Result:
-    reply = run.call_role(
-        "chat", conversation=run.conversation, message=run.message, state=run.state_text()
+def _lazy(strategy: StrategyModule, run: Run) -> Result:
+    reply = run.call(
+        strategy.chat, conversation=run.conversation, message=run.message, state=run.state_text()
     )
     return run.result(reply.reply, [])
 

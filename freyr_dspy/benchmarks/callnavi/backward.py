@@ -36,6 +36,7 @@ from freyr_dspy.benchmarks.callnavi.roles import (
     supporting_call_contract,
 )
 from freyr_dspy.benchmarks.callnavi.toolbox import ApiCatalogLevel, render_api, render_catalog
+from freyr_dspy.roles.base import Role
 from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies.run import Run
 from freyr_dspy.tools import Tool, Toolbox, normalize_name
@@ -65,13 +66,16 @@ class _Call:
     filled: bool = False
 
 
-def run_backward(run: Run, catalog_level: ApiCatalogLevel = "brief") -> Result:
-    """Plan from the final call backwards, adding supporting calls for missing inputs."""
+def run_backward(run: Run, strategy: Backward, catalog_level: ApiCatalogLevel = "brief") -> Result:
+    """Plan from the final call backwards, adding supporting calls for missing inputs.
+
+    ``strategy`` holds the roles the pipeline calls.
+    """
     box = api_toolbox(run)
     catalog = render_catalog(box, catalog_level)
     contract = final_call_contract(box.names)
-    prediction = run.call_role(
-        "final_call", contract=contract, question=run.message, catalog=catalog
+    prediction = run.call(
+        strategy.final_call, contract=contract, question=run.message, catalog=catalog
     )
     final = box.resolve(prediction.final_api)
     if final is None:
@@ -80,22 +84,27 @@ def run_backward(run: Run, catalog_level: ApiCatalogLevel = "brief") -> Result:
         return finish(run, box, {"API": [], "parameters": []}, failure=failure)
     plan = [_Call(final.name)]
     while (call := next((c for c in reversed(plan) if not c.filled), None)) is not None:
-        _expand(run, box, plan, call)
+        _expand(run, strategy, box, plan, call)
     return finish(
         run, box, {"API": [c.api for c in plan], "parameters": [c.arguments for c in plan]}
     )
 
 
-def _expand(run: Run, box: Toolbox, plan: list[_Call], call: _Call) -> None:
+def _expand(run: Run, strategy: Backward, box: Toolbox, plan: list[_Call], call: _Call) -> None:
     """Fill one call's arguments and plan supporting calls for its missing inputs."""
     names = [c.api for c in plan]
-    call.arguments = fill_call(run, box, plan_text(box, names), _position(plan, call), call.api)
+    text = plan_text(box, names)
+    call.arguments = fill_call(
+        run, strategy.call_parameters, box, text, _position(plan, call), call.api
+    )
     call.filled = True
     tool = box.get(call.api)
-    for parameter in _missing(run, tool, call.arguments)[:MAX_MISSING_PER_CALL]:
+    for parameter in _missing(run, strategy.missing_inputs, tool, call.arguments)[
+        :MAX_MISSING_PER_CALL
+    ]:
         if len(plan) >= MAX_CALLS:
             return
-        supporting = _supporting_api(run, box, tool, parameter)
+        supporting = _supporting_api(run, strategy.supporting_call, box, tool, parameter)
         if supporting is None:
             continue
         call.arguments[parameter] = PLACEHOLDER
@@ -109,14 +118,14 @@ def _position(plan: list[_Call], call: _Call) -> int:
     return next(i for i, c in enumerate(plan) if c is call)
 
 
-def _missing(run: Run, tool: Tool, arguments: dict[str, Any]) -> list[str]:
+def _missing(run: Run, role: Role, tool: Tool, arguments: dict[str, Any]) -> list[str]:
     """The call's parameters the model says the question does not give."""
     if not tool.parameters:
         return []
     spec = render_api(tool, "full").removeprefix("- ")
     written = json.dumps(arguments, ensure_ascii=False)
-    prediction = run.call_role(
-        "missing_inputs",
+    prediction = run.call(
+        role,
         contract=missing_inputs_contract([p.name for p in tool.parameters]),
         question=run.message,
         call=f"{spec}\narguments so far: {written}",
@@ -126,14 +135,16 @@ def _missing(run: Run, tool: Tool, arguments: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(name for name in found if name))
 
 
-def _supporting_api(run: Run, box: Toolbox, needing: Tool, parameter: str) -> Tool | None:
+def _supporting_api(
+    run: Run, role: Role, box: Toolbox, needing: Tool, parameter: str
+) -> Tool | None:
     """Ask which API returns ``parameter``, among the most similar candidates."""
     candidates = rank_candidates(box, parameter, exclude=needing.name)
     if not candidates:
         return None
     listing = "\n".join(render_api(tool, "full") for tool in candidates)
-    prediction = run.call_role(
-        "supporting_call",
+    prediction = run.call(
+        role,
         contract=supporting_call_contract([tool.name for tool in candidates], NONE),
         question=run.message,
         needed=f"the value of {parameter!r} for the call {needing.name}",
@@ -178,6 +189,11 @@ def _similar(a: str, b: str) -> float:
 class Backward(CallNaviStrategy):
     """CallNavi's backward-thinking pipeline (a brief catalog unless ``catalog`` says)."""
 
+    final_call: Role
+    call_parameters: Role
+    missing_inputs: Role
+    supporting_call: Role
+
     name = "backward"
     description = (
         "CallNavi backward thinking: final API first, then supporting calls for "
@@ -191,4 +207,4 @@ class Backward(CallNaviStrategy):
 
     def run(self, run: Run) -> Result:
         """Plan from the final call backwards."""
-        return run_backward(run, self.catalog_level)
+        return run_backward(run, self, self.catalog_level)

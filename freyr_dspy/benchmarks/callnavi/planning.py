@@ -19,6 +19,7 @@ from freyr_dspy.benchmarks.callnavi.domain import CallNaviState, state_toolbox
 from freyr_dspy.benchmarks.callnavi.toolbox import ApiCatalogLevel, render_api
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.prompting.parsing import match_names
+from freyr_dspy.roles.base import Role
 from freyr_dspy.schemas import CallRecord, Failure, Outcome, Result
 from freyr_dspy.strategies.base import StrategyModule
 from freyr_dspy.strategies.run import Run
@@ -144,13 +145,15 @@ def finish(
     return run.result(reply, [str(n) for n in plan.get("API", [])], failure)
 
 
-def fill_call(run: Run, box: Toolbox, plan_text: str, index: int, name: str) -> dict[str, Any]:
+def fill_call(
+    run: Run, role: Role, box: Toolbox, plan_text: str, index: int, name: str
+) -> dict[str, Any]:
     """Ask ``call_parameters`` for one call's arguments (none for a zero-argument API)."""
     tool = box.get(name)
     if not tool.parameters:
         return {}
-    prediction = run.call_role(
-        "call_parameters",
+    prediction = run.call(
+        role,
         question=run.message,
         plan=plan_text,
         call=f"call {index + 1}: {render_api(tool, 'full').removeprefix('- ')}",
@@ -167,9 +170,9 @@ def plan_text(box: Toolbox, names: Sequence[str]) -> str:
     )
 
 
-def last_raw_output(run: Run, role: str) -> str | None:
+def last_raw_output(role: Role) -> str | None:
     """The raw text the role's LM last produced (what the syntax metric judges)."""
-    predictor = run.program.role(role).predict
+    predictor = role.predict
     lm = predictor.lm or dspy.settings.lm
     history = getattr(lm, "history", None) or []
     if not history:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from freyr_dspy.prompting.placeholders import NO_FEEDBACK, says_nothing
+from freyr_dspy.roles.base import Role
 from freyr_dspy.roles.parameters import (
     give_up_feedback,
     gives_up,
@@ -41,6 +42,7 @@ __all__ = [
     "fill_several",
     "returned_results",
     "unstated",
+    "waits_for_a_result",
     "with_results",
 ]
 
@@ -50,6 +52,7 @@ SPLIT_MOST = 4
 
 def call_until_exhausted(
     run: Run,
+    parameters: Role,
     tool_names: list[str],
     policy: CallPolicy,
     spare: Mapping[str, int] | None = None,
@@ -80,11 +83,13 @@ def call_until_exhausted(
         most = max(planned[name] + spare.get(name, 0), split)
         asked = words.get(name, ())
         several = (
-            fill_several(run, name, most, asked=planned[name], words=asked) if most > 1 else [None]
+            fill_several(run, parameters, name, most, asked=planned[name], words=asked)
+            if most > 1
+            else [None]
         )
         focus = asked[0] if most == 1 and len(asked) == 1 else None
         for first in several:
-            if call_with_retries(run, name, policy, first=first, words=focus).exhausted:
+            if call_with_retries(run, parameters, name, policy, first=first, words=focus).exhausted:
                 return [n for n in tool_names if n in order[index + 1 :]]
     return []
 
@@ -127,7 +132,7 @@ def _returned(call: CallRecord) -> bool:
     return call.outcome.ok and call.outcome != recorded_outcome(call.tool)
 
 
-def warm_parameters(run: Run, tool: Tool) -> None:
+def warm_parameters(run: Run, parameters: Role, tool: Tool) -> None:
     """Ask the parameters role about ``tool`` as a first attempt would (see ``Run.warming``).
 
     The prompt up to the message - instructions, then the tool's spec - is the same for every
@@ -135,11 +140,12 @@ def warm_parameters(run: Run, tool: Tool) -> None:
     """
     if tool.parameters:
         inputs = parameters_inputs(run, render_tool_spec(tool))
-        run.call_role("parameters", contract=parameters_contract(tool), **inputs)
+        run.call(parameters, contract=parameters_contract(tool), **inputs)
 
 
 def fill_several(
     run: Run,
+    parameters: Role,
     tool_name: str,
     most: int,
     *,
@@ -164,7 +170,7 @@ def fill_several(
         return [{}] * most
     spec = f"{render_tool_spec(tool)}\n\n{several_calls_note(tool.name, most, words)}"
     inputs = parameters_inputs(run, spec)
-    prediction = run.call_role("parameters", contract=several_calls_contract(tool, most), **inputs)
+    prediction = run.call(parameters, contract=several_calls_contract(tool, most), **inputs)
     written = prediction.arguments
     calls = written.get("calls") if set(written) == {"calls"} else [written]
     planned = most if asked is None else asked
@@ -181,6 +187,7 @@ def fill_several(
 
 def call_with_retries(
     run: Run,
+    parameters: Role,
     tool_name: str,
     policy: CallPolicy,
     *,
@@ -203,14 +210,32 @@ def call_with_retries(
     """
     attempts = _Attempts.of(run.toolbox.get(tool_name), policy, 1 + run.max_retries)
     attempts.note = one_call_note(words) if words else ""
+    may_wait = run.can_wait and returned_results(run.calls)
     while attempts.left > 0:
         attempts.left -= 1
-        if not attempts.write(run, first) or attempts.try_call(run, policy):
+        if not attempts.write(run, parameters, first):
+            break
+        if may_wait and waits_for_a_result(run, tool_name, attempts.arguments):
+            run.waiting.append(tool_name)
+            return attempts.record()
+        if attempts.try_call(run, policy):
             break
         first = None
     record = attempts.record()
     run.add_call(record)
     return record
+
+
+def waits_for_a_result(run: Run, tool_name: str, arguments: dict[str, Any]) -> bool:
+    """Whether a call's required text values are stated nowhere, results so far included.
+
+    After another call of the request returned results, such a value would be made up where
+    it should come from a result the plan has not asked for yet: while a round is left
+    (``Run.can_wait``), the call is left for it (``Freyr.more_rounds``), planned again with
+    the results shown; in the last round it is made as written.
+    """
+    tool = run.toolbox.resolve(tool_name)
+    return tool is not None and bool(unstated_required(tool, arguments, run.evidence()))
 
 
 def unstated(run: Run, tool_name: str, arguments: dict[str, Any], policy: CallPolicy) -> list[str]:
@@ -258,15 +283,15 @@ class _Attempts:
         properties = parameters_contract(tool)["arguments"].get("properties", {})
         return cls(tool=tool, shown=tool, limits=limits, properties=properties, left=attempts)
 
-    def write(self, run: Run, first: dict[str, Any] | None) -> bool:
+    def write(self, run: Run, parameters: Role, first: dict[str, Any] | None) -> bool:
         """Take the next arguments: ``first``, else the parameters role's; False if it gave up."""
         if first is not None:
             self.arguments, self.dropped = run.grounded(self.tool.name, first)
             return True
         if not self.tool.parameters:
             return True
-        prediction = run.call_role(
-            "parameters",
+        prediction = run.call(
+            parameters,
             contract=parameters_contract(
                 self.shown,
                 may_give_up=bool(self.errors),
