@@ -105,14 +105,16 @@ def still_missing(selection: Selection, calls: Sequence[CallRecord]) -> Selectio
 def chat(run: Run, role: Role, intents: list[str], failure: Failure | None = None) -> Result:
     """Reply without tools (FREYR's LLM_chat).
 
-    When the request asked for something no call carried out - a plan that named tools, none
-    of them called, or open asks - the reply is checked like a summary (``checked_chat_reply``):
-    asked for the weather and a rate it could not look up, a small model answered with both.
+    When tools were on offer and none ran - a plan that named tools, none of them called, open
+    asks, or a plan of no tool at all - the reply is checked like a summary
+    (``checked_chat_reply``): asked for the weather and a rate it could not look up, a small
+    model answered with both; offered a weather tool it chose not to call, the 0.5B answered
+    "around 22 °C". With no tool on offer the reply is the model's own answer, unchecked.
     """
     prediction = run.call(
         role, conversation=run.conversation, message=run.message, state=run.state_text()
     )
-    if run.open_asks or CONVERSATION not in intents:
+    if run.open_asks or CONVERSATION not in intents or len(run.toolbox) > 0:
         reply, invented = checked_chat_reply(run, prediction.reply)
         return run.result(reply, intents, failure, unsupported=invented)
     return run.result(prediction.reply, intents, failure)

@@ -171,3 +171,36 @@ def test_malformed_asks_are_read_leniently() -> None:
     assert role.parse_raw('[{"ask": "Oslo", "tool": "weather"')["asks"] == [
         {"ask": "Oslo", "tool": "weather"}
     ]
+
+
+def chat_program(toolbox: Toolbox, reply: str) -> FreyrProgram:
+    """Plain FREYR whose intent role answers in words and whose chat role says ``reply``."""
+    answers = {"intent": {"intents": ["conversation"]}, "chat": {"reply": reply}}
+    prog = FreyrProgram(toolbox=toolbox)
+    prog.set_lm(dspy.LM("fake/chat", engine=FunctionLM(lambda c: answers[c.role]), cache=False))
+    return prog
+
+
+def test_a_chat_reply_with_a_figure_no_offered_tool_returned_is_replaced() -> None:
+    # offered the weather tool, the 0.5B chose words and made the temperature up
+    reply = "The weather in Paris is mostly clear, around 22°C."
+    result = chat_program(WEATHER_ONLY, reply)(message="What is the weather in Paris?").result
+    assert result.calls == [] and result.unsupported == ["22"]
+    assert "22" not in result.reply
+
+
+def test_a_chat_reply_without_tools_on_offer_keeps_its_own_numbers() -> None:
+    reply = "A week has 7 days."
+    result = chat_program(Toolbox([]), reply)(message="How many days has a week?").result
+    assert result.reply == reply and result.unsupported == []
+
+
+def test_a_chat_reply_quoting_the_tool_catalog_invents_nothing() -> None:
+    def alarm(minutes: int) -> str:
+        """Set an alarm up to 1440 minutes ahead."""
+        return "set"
+
+    reply = "I can only set alarms up to 1440 minutes ahead, not reminders."
+    tools = Toolbox([Tool.from_function(alarm)])
+    result = chat_program(tools, reply)(message="Remind me about mum's birthday").result
+    assert result.reply == reply and result.unsupported == []
