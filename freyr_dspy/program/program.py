@@ -94,7 +94,7 @@ class FreyrProgram(dspy.Module):
         domain: Domain | str | None = None,
         strategy: str | None = None,
         models: Iterable[str] = (),
-        sampling: Iterable[str] | Sampling = (),
+        sampling: Iterable[str] | Mapping[str, Any] | Sampling = (),
         api_base: str | None = None,
         max_retries: int | None = None,
         state_view: str | None = None,
@@ -114,7 +114,8 @@ class FreyrProgram(dspy.Module):
             strategy: a strategy label (``freyr+asks``) taken as written; ``preset`` (with
                 switches after it: ``preset+require_stated``); None: the model's preset.
             models: ``ROLE=ID`` (one role) or ``ID`` (every role) specs over ``model``.
-            sampling: one ``Sampling`` for every role, or ``[ROLE.]PARAM=VALUE`` specs.
+            sampling: one ``Sampling`` for every role, ``[ROLE.]PARAM=VALUE`` specs, or the
+                same as a mapping (``{"temperature": 0, "intent.max_tokens": 32}``).
             api_base: the server of remote models.
             max_retries: retries of a failed call with its error as feedback (default 3).
             state_view: which of the domain's state renderings the roles see.
@@ -127,6 +128,8 @@ class FreyrProgram(dspy.Module):
         """
         from freyr_dspy.settings import DEFAULT_MODEL
 
+        if isinstance(sampling, Mapping):
+            sampling = [f"{key}={value}" for key, value in sampling.items()]
         models = tuple(models)
         chosen = model or main_model(models, DEFAULT_MODEL)
         label = resolve_label(strategy, chosen)
