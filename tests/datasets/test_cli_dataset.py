@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -327,3 +328,72 @@ def test_compile_on_top_of_an_artifact_for_your_tools(freyr, tmp_path: Path) -> 
     meta = json.loads((tmp_path / "compiled" / "second.json").read_text(encoding="utf-8"))["meta"]
     assert meta["started_from"] == "first.json (labeled)"
     assert set(meta["toolbox"]) == {"get-weather", "tag_photos"}
+
+
+WEATHER_MODULE = '''
+def get_weather(city: str, days: int = 1) -> str:
+    """Weather for a city."""
+    return f"sunny in {city}"
+
+
+TOOLS = [get_weather]
+'''
+
+
+def twice(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` two times over, each copy with its own id."""
+    return [
+        {**row, "id": f"{row.get('id', 'r')}-{n}-{i}"}
+        for n in range(2)
+        for i, row in enumerate(rows)
+    ]
+
+
+def source_rows(tmp_path: Path, source: str) -> tuple[str, ...]:
+    """Write the rows of one example source; return the compile arguments that name it."""
+    if source == "tools-module":
+        (tmp_path / "weather_tools.py").write_text(WEATHER_MODULE, encoding="utf-8")
+        rows = [
+            {**row, "calls": [{**c, "name": "get_weather"} for c in row["calls"]],
+             "message": row["message"].replace("get weather", "get_weather")}
+            for row in ROWS
+        ]  # fmt: skip
+        write_rows(tmp_path / "module.jsonl", twice(rows))
+        return ("--tools-module", "weather_tools:TOOLS", "--examples", "module.jsonl")
+    if source == "mcp":
+        hypot = {
+            "message": "math hypot a=3 b=4",
+            "calls": [{"name": "math.hypot", "arguments": {"a": 3, "b": 4}}],
+        }
+        write_rows(tmp_path / "mcp.jsonl", twice([hypot, ROWS[2]] * 2))
+        server = f"{sys.executable} {SUPPORT_DIR / 'mcp_server.py'}"
+        return ("--mcp", server, "--examples", "mcp.jsonl")
+    if source == "row-tools":  # each row offers its own tools, no file-level toolbox
+        write_rows(tmp_path / "own.jsonl", twice([{**row, "tools": WEATHER_TOOLS} for row in ROWS]))
+        return ("--examples", "own.jsonl")
+    return ("--tools", "tools.json", "--examples", "examples.jsonl")
+
+
+@pytest.mark.parametrize("source", ["tools", "tools-module", "mcp", "row-tools"])
+def test_the_compile_study_runs_on_every_example_source(
+    source: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    # NOTE: capfd, as for MCP above: the server subprocess needs a real stderr descriptor
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FREYR_PROJECT_DIR", str(tmp_path))
+    monkeypatch.syspath_prepend(str(tmp_path))  # where --tools-module finds weather_tools
+    (tmp_path / "tools.json").write_text(json.dumps(WEATHER_TOOLS), encoding="utf-8")
+    write_rows(tmp_path / "examples.jsonl", twice(ROWS))
+    study = ("--trials", "2", "--folds", "2", "--model", "fake/rules", "--out", "out.json")
+    code = main(["compile", *source_rows(tmp_path, source), *study])
+    out, err = capfd.readouterr()
+    assert code == 0, err
+    assert "2 trials on 8 rows (2-fold cross-validation)" in out
+    assert "kept the baseline" in out or "chose trial" in out
+    meta = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["meta"]
+    search = meta["search"]
+    assert (search["rows"], search["folds"], len(search["trials"])) == (8, 2, 2)
+    assert search["shipped_config"] == search["trials"][search["shipped"]]["config"]
