@@ -17,7 +17,7 @@ would send them, so each contestant's prefix cache is as warm as it would be in 
         --out runs/speed_15b.json                                   # suite + LLMaker
     python scripts/bench_speed.py --model embedded/qwen2.5-coder-0.5b --suite-limit 5 \\
         --llmaker-limit 0 --out runs/speed.json
-    python scripts/bench_speed.py --out scripts/results/speed_suite_15b.json --report-only
+    python scripts/bench_speed.py --out docs/results/data/speed_suite_15b.json --report-only
 
 An ``@variant`` suffix (several joined by ``,``) runs a contestant another way: ``@warmed``
 (``FreyrProgram.warm`` before the toolbox's requests, as an app's program that has seen every

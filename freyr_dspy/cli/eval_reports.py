@@ -61,7 +61,7 @@ def stats(reports: tuple[Path, ...], out: Path | None) -> None:
 def export(report: Path, out: Path, command: str) -> None:
     """Save the tables of REPORT to OUT, without step records or machine paths.
 
-    What a project commits (e.g. under scripts/results/): the aggregates, the command and
+    What a project commits (e.g. under docs/results/data/): the aggregates, the command and
     the commit that produced them.
     """
     data = read_report(report, needs=("config", "benchmarks"))
