@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any, Literal
 
 import dspy
@@ -24,7 +25,14 @@ from freyr_dspy.prompting.adapters import make_adapter
 from freyr_dspy.prompting.placeholders import NO_CONVERSATION
 from freyr_dspy.roles import Role
 from freyr_dspy.schemas import Result, RoleModel, Sampling
-from freyr_dspy.strategies import ModelFailure, Run, StrategyModule, make_strategy, parse_label
+from freyr_dspy.strategies import (
+    Ledger,
+    ModelFailure,
+    Run,
+    StrategyModule,
+    make_strategy,
+    parse_label,
+)
 from freyr_dspy.tools import CatalogLevel, Toolbox
 
 __all__ = ["AdapterName", "FreyrProgram", "render_conversation", "to_prediction"]
@@ -263,7 +271,7 @@ class FreyrProgram(dspy.Module):
             toolbox=toolbox if toolbox is not None else self.toolbox,
             message=message,
             conversation=render_conversation(conversation),
-            state=self.coerce_state(state),
+            ledger=Ledger(state=self.coerce_state(state)),
             render_state=self.domain.renderer(self.state_view),
             calls_only=calls_only,
         )
@@ -284,8 +292,9 @@ class FreyrProgram(dspy.Module):
         Returns:
             The model calls made (0 when the strategy has nothing to warm).
         """
-        run = self.start_run(WARM_MESSAGE, "", state, toolbox, calls_only=True)
-        run.warming = True
+        run = replace(
+            self.start_run(WARM_MESSAGE, "", state, toolbox, calls_only=True), warming=True
+        )
         with dspy.context(adapter=_make_adapter(self.adapter)), _quiet_truncation():
             try:
                 self.strategy.warm(run)

@@ -162,11 +162,11 @@ def reply_from_results(
     ``open_asks``: what the request asked that no tool does; the reply names it as not done.
     """
     run = _run(program, turn, toolbox or Toolbox([]))
-    run.open_asks = list(open_asks)
-    run.calls = [
+    run.ledger.leave_open(open_asks)
+    run.ledger.add_made_elsewhere(
         CallRecord(tool=r.name, arguments=r.arguments, outcome=Outcome(ok=True, message=r.content))
         for r in turn.results
-    ]
+    )
     summary = program.strategy.replies().summary
     result = program.run_step(
         run, lambda run: summarise(run, summary, [r.name for r in turn.results])

@@ -16,6 +16,7 @@ from freyr_dspy.strategies.base import (
     setting_names,
 )
 from freyr_dspy.strategies.freyr import Freyr
+from freyr_dspy.strategies.ledger import Ledger
 from freyr_dspy.strategies.policies import CallPolicy, PlanningPolicy
 from freyr_dspy.strategies.run import ModelFailure, Run
 
@@ -130,6 +131,7 @@ __all__ = [
     "STRATEGIES",
     "CallPolicy",
     "FunctionStrategy",
+    "Ledger",
     "ModelFailure",
     "PlanningPolicy",
     "Run",

@@ -69,7 +69,7 @@ def recognise_asks(
         unknown.extend(missing)
         found = known[0] if known and known[0] != NO_TOOL else None
         asks.append(Ask(words=entry["ask"] or run.message, tool=found))
-    run.intents = plan_of(asks)
+    run.ledger.plan(plan_of(asks))
     return asks, unknown
 
 

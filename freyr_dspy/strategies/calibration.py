@@ -68,7 +68,7 @@ def calibrated_first_tool(
     if with_message is None or content_free is None:
         return intents
     seconds = time.perf_counter() - started
-    run.add_usage(role.role_id, scoring_usage([with_message, content_free], seconds))
+    run.ledger.add_usage(role.role_id, scoring_usage([with_message, content_free], seconds))
     calibrated = {
         name: given - BIAS_WEIGHT * prior
         for name, given, prior in zip(

@@ -86,7 +86,7 @@ def recognise_intents(
         intents, unknown, asked = _ask_intents(run, role, 1, shown, require_tool)
     if calibrate:
         intents = calibrated_first_tool(run, role, intents, *asked)
-    run.intents = intents[:MAX_INTENTS]
+    run.ledger.plan(intents[:MAX_INTENTS])
     return run.intents, unknown
 
 
@@ -142,11 +142,9 @@ def confirm_intents(
         return intents
     margin = abstain_margin if abstain_margin is not None and len(tools) == 1 else None
     if scored and (verdicts := scored_verdicts(run, role, tools, margin=margin)) is not None:
-        run.intents = confirmed(intents, verdicts)
-        return run.intents
+        return run.ledger.plan(confirmed(intents, verdicts))
     prediction = run.call(role, contract=confirm_contract(tools), **confirm_inputs(run, tools))
-    run.intents = confirmed(intents, prediction.asked)
-    return run.intents
+    return run.ledger.plan(confirmed(intents, prediction.asked))
 
 
 def freed_slots(plan: Sequence[str], kept: Sequence[str]) -> Counter[str]:
@@ -204,8 +202,10 @@ def replanned(
     if not new_tools:
         return after_calls(run, replies, intents, skipped=skipped, respond=respond)
     first_call = len(run.calls)
-    run.intents = list(selection.plan)
-    run.can_wait = False  # the re-plan is the request's last plan: nothing waits after it
+    run.ledger.plan(selection.plan)
+    run.ledger.allow_waiting(
+        False
+    )  # the re-plan is the request's last plan: nothing waits after it
     new_skipped = call_until_exhausted(
         run, strategy.parameters, new_tools, strategy.calling, selection.spare, selection.words()
     )
@@ -416,10 +416,10 @@ class Freyr(StrategyModule):
         """
         intents, tools = selection.plan, selection.tools
         replies = self.replies()
-        run.open_asks = open_asks(selection.asks, intents)
+        run.ledger.leave_open(open_asks(selection.asks, intents))
         if not tools:
             return without_tools(run, replies, intents, selection.failure, respond=respond)
-        run.can_wait = self.planning.rounds > 1
+        run.ledger.allow_waiting(self.planning.rounds > 1)
         skipped = call_until_exhausted(
             run, self.parameters, tools, self.calling, selection.spare, selection.words()
         )
@@ -446,7 +446,7 @@ class Freyr(StrategyModule):
             if not run.waiting or not returned_results(run.calls):
                 break
             run.waiting.clear()
-            run.can_wait = left > 0
+            run.ledger.allow_waiting(left > 0)
             conversation = with_results(run.conversation, run.calls)
             missing = still_missing(self.select(run, conversation=conversation), run.calls)
             if not missing.tools:

@@ -144,7 +144,7 @@ class Gated(StrategyModule):
         selection = select_through_gate(run, self.library, selector)
         if selection is None:
             return Selection([], [])
-        run.intents = list(selection.tools)
+        run.ledger.plan(selection.tools)
         return Selection(
             selection.tools, selection.unknown, selection.failure, selection.spare, selection.asks
         )

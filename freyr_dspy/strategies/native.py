@@ -199,7 +199,7 @@ def run_native(run: Run, role: Role) -> Result:
         calls = prediction.calls.tool_calls
         if not calls:  # the model answered in text: its reply ends the turn
             return run.result(prediction.response, intents, _failure(failed))
-        intents = run.intents = intents or [call.name for call in calls]
+        intents = run.ledger.plan(intents or [call.name for call in calls])
         results, failed = execute_calls(run, calls, len(history))
         history.append({**inputs, "calls": results})
         inputs = {}  # later rounds continue the conversation held in the history
@@ -254,7 +254,7 @@ def execute_calls(run: Run, calls: list[Any], round_index: int) -> tuple[dspy.To
     for i, call in enumerate(calls):
         arguments, dropped = run.grounded(call.name, dict(call.args or {}))
         outcome = run.execute(call.name, arguments)
-        run.add_call(_record(call.name, arguments, outcome, dropped))
+        run.ledger.add_call(_record(call.name, arguments, outcome, dropped))
         values.append(outcome.render())
         errors.append(not outcome.ok)
         named.append(call.model_copy(update={"id": call.id or f"call_{round_index}_{i}"}))

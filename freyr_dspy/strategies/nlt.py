@@ -133,7 +133,7 @@ class Nlt(StrategyModule):
         calls are the result.
         """
         selected = selection.tools
-        run.intents = list(selected)
+        run.ledger.plan(selected)
         replies = self.replies()
         if not selected:
             return without_tools(run, replies, [], selection.failure, respond=respond)

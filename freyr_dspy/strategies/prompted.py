@@ -48,7 +48,7 @@ def _call(run: Run, request: ToolRequest) -> CallRecord:
         run.calls[-1] = record
     else:
         record = CallRecord(tool=name, arguments=arguments, outcome=outcome, dropped=dropped)
-        run.calls.append(record)
+        run.ledger.add_call(record)
     return record
 
 

@@ -1,11 +1,12 @@
-"""One ``Run`` per program call: the request, its tools and state, the calls made, the cost.
+"""One ``Run`` per program call: the request, its tools and settings, frozen.
 
-Strategies call the roles they hold through the run (``run.call(self.intent, ...)``), which
-accounts for each role's model calls, tokens and seconds and turns a model's failure into
-``ModelFailure``; tools are executed
-through it (``execute``, ``run_tool``), so state is committed only on success, and a value
-copied from a description's example is refused once. How a planned tool becomes calls and how
-a failed call is retried is ``freyr_dspy.strategies.retry.loop``, under a ``CallPolicy``.
+What the call does is written in the run's ``Ledger`` (the plan, the calls made, the state
+they left, the cost). Strategies call the roles they hold through the run
+(``run.call(self.intent, ...)``), which accounts for each role's model calls, tokens and
+seconds and turns a model's failure into ``ModelFailure``; tools are executed through it
+(``execute``, ``run_tool``), so state is committed only on success, and a value copied from a
+description's example is refused once. How a planned tool becomes calls and how a failed call
+is retried is ``freyr_dspy.strategies.retry.loop``, under a ``CallPolicy``.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from freyr_dspy.schemas import (
     Result,
     RoleUsage,
 )
-from freyr_dspy.strategies.call_watch import call_recorded
 from freyr_dspy.strategies.grounding import Evidence, copied_examples, examples_of, ground_arguments
+from freyr_dspy.strategies.ledger import Ledger
 from freyr_dspy.tools import Toolbox
 
 if TYPE_CHECKING:
@@ -72,32 +73,61 @@ class ModelFailure(Exception):
         self.failure = failure
 
 
-@dataclass
+@dataclass(frozen=True)
 class Run:
-    """The mutable context of one program call."""
+    """One program call: its inputs, frozen, and the ``Ledger`` of what it has done.
+
+    A step that needs a narrower context (fewer tools) makes one with
+    ``dataclasses.replace(run, toolbox=...)``; it shares this run's ledger.
+    """
 
     program: ProgramView
     toolbox: Toolbox
     message: str
     conversation: str
-    state: Any
     render_state: Callable[[Any], str]
-    calls: list[CallRecord] = field(default_factory=list)
-    usage: dict[str, RoleUsage] = field(default_factory=dict)
-    #: The tools planned so far, kept here so a model failure later in the run still reports them.
-    intents: list[str] = field(default_factory=list)
-    #: Asks of the request no call is planned for (the reply names them as not done).
-    open_asks: list[OpenAsk] = field(default_factory=list)
-    #: Planned calls left for the next round: their values come from results not yet asked for.
-    waiting: list[str] = field(default_factory=list)
-    #: Whether a planned call may wait for the next round (one is left to plan in).
-    can_wait: bool = False
-    #: (tool, argument, value) copies of a description's example already refused once.
-    refused_copies: set[tuple[str, str, str]] = field(default_factory=set)
+    ledger: Ledger = field(default_factory=Ledger)
     #: Stop once the calls are made: no summary call (the caller reads ``result.calls``).
     calls_only: bool = False
     #: Only evaluate the prompts (``FreyrProgram.warm``): every role call writes one token.
     warming: bool = False
+
+    # What the ledger holds, to read (writes go through ``run.ledger``'s methods).
+
+    @property
+    def state(self) -> Any:
+        """The current state: the request's, then what the last successful call left."""
+        return self.ledger.state
+
+    @property
+    def calls(self) -> list[CallRecord]:
+        """The calls made so far."""
+        return self.ledger.calls
+
+    @property
+    def usage(self) -> dict[str, RoleUsage]:
+        """Each role's cost so far."""
+        return self.ledger.usage
+
+    @property
+    def intents(self) -> list[str]:
+        """The tools planned so far."""
+        return self.ledger.intents
+
+    @property
+    def open_asks(self) -> list[OpenAsk]:
+        """Asks no call is planned for."""
+        return self.ledger.open_asks
+
+    @property
+    def waiting(self) -> list[str]:
+        """Planned calls left for the next round."""
+        return self.ledger.waiting
+
+    @property
+    def can_wait(self) -> bool:
+        """Whether a planned call may wait for the next round."""
+        return self.ledger.can_wait
 
     @property
     def max_retries(self) -> int:
@@ -154,16 +184,7 @@ class Run:
             seconds=seconds,
             parse_failures=int(parse_failed),
         )
-        self.add_usage(role, spent)
-
-    def add_call(self, record: CallRecord) -> None:
-        """Record a call whose attempts are over (a ``watching_calls`` listener hears of it)."""
-        self.calls.append(record)
-        call_recorded(record)
-
-    def add_usage(self, role: str, spent: RoleUsage) -> None:
-        """Count ``spent`` to ``role`` (model work done outside ``call``, such as scoring)."""
-        self.usage[role] = self.usage.get(role, RoleUsage()) + spent
+        self.ledger.add_usage(role, spent)
 
     def grounded(
         self, tool_name: str, arguments: dict[str, Any]
@@ -199,7 +220,7 @@ class Run:
         """Execute one call already checked for copied examples; commit the state on success."""
         execution = self.toolbox.execute(tool, arguments, self.state)
         if execution.outcome.ok:
-            self.state = execution.state
+            self.ledger.commit(execution.state)
         return execution.outcome
 
     def copied_example_refusal(self, tool_name: str, arguments: dict[str, Any]) -> str | None:
@@ -219,11 +240,11 @@ class Run:
         copies = [
             (name, value)
             for name, value in copied_examples(examples, arguments, self.evidence())
-            if (tool.name, name, value) not in self.refused_copies
+            if (tool.name, name, value) not in self.ledger.refused_copies
         ]
         if not copies:
             return None
-        self.refused_copies.update((tool.name, name, value) for name, value in copies)
+        self.ledger.refuse_copies((tool.name, name, value) for name, value in copies)
         # The values are not repeated: a small model copies from its feedback as well.
         names = ", ".join(dict.fromkeys(name for name, _ in copies))
         return (

@@ -76,5 +76,5 @@ def scored_verdicts(
         verdicts[tool] = likelier >= margin
         answer = lead + ("true" if verdicts[tool] else "false")
         logger.debug("confirm %s: log P(true) - log P(false) = %.2f", tool, likelier)
-    run.add_usage(role.role_id, scoring_usage(scored, time.perf_counter() - started))
+    run.ledger.add_usage(role.role_id, scoring_usage(scored, time.perf_counter() - started))
     return verdicts

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -23,8 +24,8 @@ MESSAGE = "Add a task called buy oat milk for the weekend"
 
 def first_parameters_prompt(program: FreyrProgram) -> RoleUsage:
     """The usage of one first-attempt parameters call for ``add_task`` on ``MESSAGE``."""
-    run = program.start_run(MESSAGE)
-    run.warming = True  # one token is enough to see what was evaluated
+    # one token is enough to see what was evaluated
+    run = dataclasses.replace(program.start_run(MESSAGE), warming=True)
     with program_adapter(program):
         warm_parameters(run, program.role("parameters"), program.toolbox.get("add_task"))
     return run.usage["parameters"]

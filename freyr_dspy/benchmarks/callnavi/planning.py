@@ -134,13 +134,13 @@ def finish(
             if known
             else Outcome(ok=False, message=f"unknown API {name!r}")
         )
-        run.calls.append(
+        run.ledger.add_call(
             CallRecord(
                 tool=str(name), arguments=args if isinstance(args, dict) else {}, outcome=outcome
             )
         )
     if isinstance(run.state, CallNaviState):
-        run.state = run.state.model_copy(update={"plan": plan})
+        run.ledger.commit(run.state.model_copy(update={"plan": plan}))
     reply = raw if raw is not None else json.dumps(plan, ensure_ascii=False)
     return run.result(reply, [str(n) for n in plan.get("API", [])], failure)
 

@@ -216,13 +216,13 @@ def call_with_retries(
         if not attempts.write(run, parameters, first):
             break
         if may_wait and waits_for_a_result(run, tool_name, attempts.arguments):
-            run.waiting.append(tool_name)
+            run.ledger.wait(tool_name)
             return attempts.record()
         if attempts.try_call(run, policy):
             break
         first = None
     record = attempts.record()
-    run.add_call(record)
+    run.ledger.add_call(record)
     return record
 
 
