@@ -11,13 +11,15 @@ from freyr_dspy.backends.embedded import (
     model_cache_dir,
     model_path,
     register_embedded_model,
+    shared_engine,
     use_model_cache,
 )
 from freyr_dspy.backends.factory import EXAMPLE_IDS, make_lm
-from freyr_dspy.backends.llamacpp import LlamaCppEngine
+from freyr_dspy.backends.llamacpp import DEFAULT_PREFIX_CACHE_BYTES, LlamaCppEngine
 from freyr_dspy.backends.parts import Part, PartSet
 
 __all__ = [
+    "DEFAULT_PREFIX_CACHE_BYTES",
     "EMBEDDED_MODELS",
     "EXAMPLE_IDS",
     "GGUF_PREFIX",
@@ -33,5 +35,6 @@ __all__ = [
     "model_cache_dir",
     "model_path",
     "register_embedded_model",
+    "shared_engine",
     "use_model_cache",
 ]

@@ -18,7 +18,7 @@ from freyr_dspy.datasets.benchmark import (
 from freyr_dspy.datasets.checker import CallCheck, check_calls
 from freyr_dspy.datasets.files import dataset_benchmark, dataset_digest, open_toolboxes
 from freyr_dspy.datasets.format import AnyOf, CallExample, ExpectedCall, load_examples
-from freyr_dspy.datasets.toolboxes import load_tools_file, toolbox_from_module
+from freyr_dspy.datasets.toolboxes import load_tools_file, toolbox_from_module, toolbox_of
 
 __all__ = [
     "BENCHMARK_NAME",
@@ -37,4 +37,5 @@ __all__ = [
     "read_rows",
     "rows_from",
     "toolbox_from_module",
+    "toolbox_of",
 ]

@@ -1,7 +1,14 @@
 """Benchmark evaluation: run episodes, checkpoint units, aggregate, report."""
 
-from freyr_dspy.evaluation.config import EXTRA_OPTIONS, PAPER_SAMPLING, EvalConfig
+from freyr_dspy.evaluation.calls import calls_match
+from freyr_dspy.evaluation.config import (
+    EXTRA_OPTIONS,
+    PAPER_SAMPLING,
+    EvalConfig,
+    parse_benchmark_options,
+)
 from freyr_dspy.evaluation.harness import EvalRun, evaluate, run_unit
+from freyr_dspy.evaluation.provenance import code_version
 from freyr_dspy.evaluation.report import render_text, report_data, write_json
 from freyr_dspy.evaluation.runner import StepRecord, run_episode
 from freyr_dspy.evaluation.scoring import (
@@ -22,7 +29,10 @@ __all__ = [
     "StepRecord",
     "UnitKey",
     "UnitResult",
+    "calls_match",
+    "code_version",
     "evaluate",
+    "parse_benchmark_options",
     "planned_steps",
     "render_text",
     "report_data",

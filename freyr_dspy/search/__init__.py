@@ -8,9 +8,17 @@ from freyr_dspy.search.cache import EvaluationCache
 from freyr_dspy.search.objective import OBJECTIVES, Objective, build_trial_program
 from freyr_dspy.search.report import format_table, write_report
 from freyr_dspy.search.result import SearchResult, TrialSummary
-from freyr_dspy.search.space import ALL_ROLES, SearchSpace, TrialConfig, baseline, suggest
+from freyr_dspy.search.space import (
+    ALL_ROLES,
+    SearchSpace,
+    TrialConfig,
+    baseline,
+    parse_bounds,
+    space_digest,
+    suggest,
+)
 from freyr_dspy.search.storage import open_storage, storage_url
-from freyr_dspy.search.study import load_episodes, search_assignments
+from freyr_dspy.search.study import enqueue, load_episodes, search_assignments
 
 __all__ = [
     "ALL_ROLES",
@@ -23,10 +31,13 @@ __all__ = [
     "TrialSummary",
     "baseline",
     "build_trial_program",
+    "enqueue",
     "format_table",
     "load_episodes",
     "open_storage",
+    "parse_bounds",
     "search_assignments",
+    "space_digest",
     "storage_url",
     "suggest",
     "write_report",

@@ -25,6 +25,7 @@ from freyr_dspy.testing.engines import (
     format_outputs,
     read_call,
 )
+from freyr_dspy.testing.processes import free_port, stopped_at_exit
 
 __all__ = [
     "Answer",
@@ -33,9 +34,11 @@ __all__ = [
     "FunctionLM",
     "ScriptedLM",
     "format_outputs",
+    "free_port",
     "make_fake_lm",
     "read_call",
     "register_fake",
+    "stopped_at_exit",
     "unregister_fake",
 ]
 

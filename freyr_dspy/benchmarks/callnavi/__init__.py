@@ -18,6 +18,7 @@ from freyr_dspy.benchmarks.callnavi.data import (
     load_domain,
 )
 from freyr_dspy.benchmarks.callnavi.quality import QualityFlag, quality_flags
+from freyr_dspy.benchmarks.callnavi.toolbox import make_toolbox, render_catalog
 
 __all__ = [
     "DIFFICULTIES",
@@ -29,5 +30,7 @@ __all__ = [
     "available_domains",
     "callnavi_dir",
     "load_domain",
+    "make_toolbox",
     "quality_flags",
+    "render_catalog",
 ]
