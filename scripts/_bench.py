@@ -19,9 +19,8 @@ from typing import Any
 
 import httpx
 
-from freyr_dspy._files import write_text_atomic
-from freyr_dspy.evaluation.provenance import code_version
-from freyr_dspy.testing.processes import stopped_at_exit
+from freyr_dspy.evaluation import code_version
+from freyr_dspy.testing import stopped_at_exit
 
 
 def add_out_options(parser: argparse.ArgumentParser, default: Path | None) -> None:
@@ -45,7 +44,10 @@ def save_rows(path: Path, about: str, rows: list[dict[str, Any]]) -> None:
 
 def save_json(path: Path, data: Any, *, indent: int = 2) -> None:
     """Write ``data`` as JSON, creating the folder; a crash never leaves half a file."""
-    write_text_atomic(path, json.dumps(data, indent=indent, default=str) + "\n")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.tmp")
+    temp.write_text(json.dumps(data, indent=indent, default=str) + "\n", encoding="utf-8")
+    temp.replace(path)  # a rename: the old file stays whole until the new one is
 
 
 def markdown_table(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:

@@ -28,8 +28,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 from _bench import markdown_table
 
 from freyr_dspy.benchmarks import get_benchmark
-from freyr_dspy.benchmarks.callnavi.data import callnavi_dir, load_domain
-from freyr_dspy.benchmarks.callnavi.toolbox import make_toolbox, render_catalog
+from freyr_dspy.benchmarks.callnavi import callnavi_dir, load_domain, make_toolbox, render_catalog
 from freyr_dspy.evaluation import EvalConfig, evaluate, report_data, write_json
 from freyr_dspy.settings import Settings
 
@@ -51,7 +50,7 @@ def catalog_sizes(folder: Path, domain: str, model: str) -> dict[str, Any]:
 def _token_counter(model: str) -> Any:
     if not model.startswith("embedded/"):
         return None
-    from freyr_dspy.backends.embedded import shared_engine
+    from freyr_dspy.backends import shared_engine
 
     return shared_engine(model).count_tokens
 

@@ -25,10 +25,8 @@ from _bench import markdown_table, save_json
 
 from freyr_dspy.artifacts import benchmark_data_dir, load, read_artifact
 from freyr_dspy.benchmarks import EvalOptions, get_benchmark
-from freyr_dspy.evaluation.config import parse_benchmark_options
-from freyr_dspy.evaluation.runner import StepRecord, run_episode
-from freyr_dspy.program import FreyrProgram
-from freyr_dspy.program.assignment import build_assignment
+from freyr_dspy.evaluation import StepRecord, parse_benchmark_options, run_episode
+from freyr_dspy.program import FreyrProgram, build_assignment
 from freyr_dspy.settings import Settings
 
 

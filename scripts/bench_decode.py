@@ -30,7 +30,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
 from _bench import add_out_options, load_rows, markdown_table, save_rows
 
-from freyr_dspy.backends.embedded import shared_engine
+from freyr_dspy.backends import shared_engine
 
 ABOUT = "Seconds of one llama_decode of k tokens after a chat prompt, logits for last or all."
 #: A suite-sized request, so the batches attend over a realistic context.

@@ -33,14 +33,14 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
 from _bench import add_out_options, load_rows, markdown_table, save_rows
 
-from freyr_dspy.datasets.files import open_toolboxes
-from freyr_dspy.datasets.format import CallExample, load_examples
-from freyr_dspy.datasets.toolboxes import toolbox_of
+from freyr_dspy.datasets import CallExample, load_examples, open_toolboxes, toolbox_of
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.roles.confirm import confirmed
 from freyr_dspy.schemas import RoleModel, Sampling
+from freyr_dspy.strategies import Run
+
+# NOTE: the steps of FREYR's planning, called one by one to judge one plan many ways; no
+# public API offers them (tests/scripts/test_scripts_public_api.py lists this exception).
 from freyr_dspy.strategies.freyr import CONVERSATION, confirm_intents, recognise_intents
-from freyr_dspy.strategies.run import Run
 from freyr_dspy.strategies.scored_confirm import scored_verdicts
 from freyr_dspy.tools import Toolbox
 
@@ -133,7 +133,8 @@ def judged(program: FreyrProgram, example: CallExample, margins: Sequence[float]
 
 
 def _kept(tools: list[str], verdicts: dict[str, bool] | None) -> list[str] | None:
-    return None if verdicts is None else confirmed(tools, verdicts)
+    """The tools the verdicts keep (one with no verdict is kept, as ``confirm`` keeps it)."""
+    return None if verdicts is None else [tool for tool in tools if verdicts.get(tool, True)]
 
 
 def _progress(row: dict[str, Any]) -> str:

@@ -31,21 +31,13 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
 from _bench import markdown_table, save_json
 
-from freyr_dspy.backends import EMBEDDED_MODELS
-from freyr_dspy.backends.embedded import shared_engine
-from freyr_dspy.backends.llamacpp import DEFAULT_PREFIX_CACHE_BYTES
+from freyr_dspy.backends import DEFAULT_PREFIX_CACHE_BYTES, EMBEDDED_MODELS, shared_engine
 from freyr_dspy.benchmarks import EvalOptions, get_benchmark
 from freyr_dspy.domains import Domain
 from freyr_dspy.errors import one_line
-from freyr_dspy.evaluation.provenance import code_version
-from freyr_dspy.evaluation.runner import run_episode
-from freyr_dspy.program import FreyrProgram
-from freyr_dspy.program.assignment import build_assignment
+from freyr_dspy.evaluation import code_version, run_episode
+from freyr_dspy.program import FreyrProgram, build_assignment
 from freyr_dspy.settings import Settings
-from freyr_dspy.strategies import register_strategy
-from freyr_dspy.strategies.base import FunctionStrategy
-from freyr_dspy.strategies.freyr import recognise_intents
-from freyr_dspy.strategies.run import Run
 from freyr_dspy.tools import Toolbox
 
 INTENT_SET = Path(__file__).parent / "data" / "intent_set.json"
@@ -55,14 +47,8 @@ PROSE = " ".join(
     f"Room {i} of the castle holds {i % 5 + 1} goblins, a chest of gold and a trap by the door."
     for i in range(30)
 )
-
-
-def _intent_only(strategy: Any, run: Run) -> Any:
-    intents, _unknown = recognise_intents(run, strategy.intent)
-    return run.result("", intents)
-
-
-register_strategy(FunctionStrategy("intent-probe", ("intent",), _intent_only, "bench only"))
+#: The ``intent-probe`` contestant: FREYR's planning step alone, its plan not checked.
+PROBE = "intent-probe"
 
 
 def measure_speed(model_id: str) -> dict[str, float]:
@@ -95,17 +81,23 @@ def measure_speed(model_id: str) -> dict[str, float]:
 def tools_chosen(model_id: str, strategy: str, toolbox: Toolbox, message: str) -> list[str]:
     """The tools a strategy picks for one message: intents, or the native calls made."""
     domain = Domain("bench", "bench toolbox", make_toolbox=lambda: toolbox)
-    program = FreyrProgram(domain, strategy=strategy, max_retries=0)
+    label = "freyr+confirm=false" if strategy == PROBE else strategy
+    program = FreyrProgram(domain, strategy=label, max_retries=0)
     program.apply_assignment(
         build_assignment(program.role_names, default_model=model_id, sampling_specs=GREEDY)
     )
-    result = program(message=message).result
+    if strategy == PROBE:  # the plan only: no parameters, calls or reply
+        plan = program.strategy.select
+        run = program.start_run(message)
+        result = program.run_step(run, lambda run: run.result("", plan(run).plan))
+    else:
+        result = program(message=message).result
     if strategy == "native":
         return [call.tool for call in result.calls]
     return [name for name in result.intents if name != "conversation"]
 
 
-def measure_intents(model_id: str, strategy: str = "intent-probe") -> dict[str, Any]:
+def measure_intents(model_id: str, strategy: str = PROBE) -> dict[str, Any]:
     """Exact-set accuracy of the tools chosen on our own set, greedy decoding."""
     data = json.loads(INTENT_SET.read_text(encoding="utf-8"))
     rows = []

@@ -33,11 +33,9 @@ from dspy.clients.base_lm import GLOBAL_HISTORY
 from dspy.lm15 import Request, Response, Usage
 
 from freyr_dspy.benchmarks import EvalOptions, get_benchmark
-from freyr_dspy.benchmarks.nlt.summary import summarize_records
 from freyr_dspy.domains import Domain
 from freyr_dspy.evaluation import run_episode
-from freyr_dspy.program import FreyrProgram
-from freyr_dspy.program.assignment import build_assignment
+from freyr_dspy.program import FreyrProgram, build_assignment
 from freyr_dspy.settings import Settings
 from freyr_dspy.strategies import load_strategies
 from freyr_dspy.testing import FakeCall, FakeEngine, read_call
@@ -263,7 +261,7 @@ def nlt_part(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
                     )
             decision[strategy] = sum(first_calls) / len(first_calls) if first_calls else None
         results[name] = {
-            **summarize_records(records),
+            **bench.summarize(records),
             "decision_tokens_in": decision,
             "decision_in_vs_native": _ratios(decision),
             "records": [r.to_json() for r in records],
@@ -280,7 +278,7 @@ def _ratios(values: dict[str, float | None]) -> dict[str, float | None]:
 def gate_part(args: argparse.Namespace) -> dict[str, Any]:
     """The gate with the benchmarked model, then with an always-right oracle."""
     measured = gate_runs(args)
-    from freyr_dspy.backends.embedded import shared_engine
+    from freyr_dspy.backends import shared_engine
 
     args.oracle = OracleEngine(shared_engine("embedded/smollm2-135m").count_tokens)
     try:

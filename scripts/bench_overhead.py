@@ -30,10 +30,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 import dspy
 from _bench import save_json
 
-from freyr_dspy.backends.embedded import shared_engine
+from freyr_dspy.backends import shared_engine
 from freyr_dspy.domains import Domain
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.prompting.adapters import make_adapter
+from freyr_dspy.prompting import make_adapter
 from freyr_dspy.schemas import RoleModel, Sampling
 from freyr_dspy.testing import FakeCall, FakeEngine, FunctionLM, register_fake
 from freyr_dspy.tools import Tool, Toolbox, ToolParameter

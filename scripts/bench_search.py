@@ -33,10 +33,16 @@ from _bench import save_json
 
 from freyr_dspy.artifacts import benchmark_data_dir
 from freyr_dspy.benchmarks import EvalOptions, get_benchmark
-from freyr_dspy.search import SearchSpace, baseline, format_table, search_assignments
-from freyr_dspy.search.space import parse_bounds, space_digest
-from freyr_dspy.search.storage import open_storage
-from freyr_dspy.search.study import enqueue
+from freyr_dspy.search import (
+    SearchSpace,
+    baseline,
+    enqueue,
+    format_table,
+    open_storage,
+    parse_bounds,
+    search_assignments,
+    space_digest,
+)
 from freyr_dspy.settings import Settings
 
 MODELS = "embedded/smollm2-135m,embedded/qwen2.5-coder-0.5b,embedded/qwen2.5-coder-1.5b"

@@ -41,11 +41,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 from _bench import running_server
 from openai import APIError, OpenAI
 
-from freyr_dspy.datasets import CallExample, check_calls, load_examples
-from freyr_dspy.datasets.toolboxes import toolbox_of
+from freyr_dspy.datasets import CallExample, check_calls, load_examples, toolbox_of
 from freyr_dspy.errors import ToolError
 from freyr_dspy.settings import FAST_MODEL
-from freyr_dspy.testing.processes import free_port
+from freyr_dspy.testing import free_port
 from freyr_dspy.tools import Toolbox
 
 STARTUP_SECONDS = 300.0  # a first run assembles the embedded model from its packages

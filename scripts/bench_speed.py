@@ -60,13 +60,12 @@ from _bench import (
     save_rows,
 )
 
-from freyr_dspy.backends.embedded import shared_engine
+from freyr_dspy.backends import shared_engine
 from freyr_dspy.benchmark import Benchmark, Episode, EvalOptions, get_benchmark
-from freyr_dspy.datasets.files import dataset_benchmark, open_toolboxes
+from freyr_dspy.datasets import dataset_benchmark, open_toolboxes
 from freyr_dspy.errors import one_line
-from freyr_dspy.evaluation.runner import run_episode
-from freyr_dspy.program import FreyrProgram
-from freyr_dspy.program.assignment import build_assignment
+from freyr_dspy.evaluation import run_episode
+from freyr_dspy.program import FreyrProgram, build_assignment
 from freyr_dspy.settings import DEFAULT_MODEL, Settings
 from freyr_dspy.strategies import make_strategy, parse_label
 

@@ -22,10 +22,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from freyr_dspy.benchmarks.callnavi.data import callnavi_dir, load_domain
-from freyr_dspy.benchmarks.nlt.domain import load as load_scenario
+from freyr_dspy.benchmarks import EvalOptions, get_benchmark
+from freyr_dspy.benchmarks.callnavi import callnavi_dir, load_domain
 from freyr_dspy.errors import DataError
-from freyr_dspy.program.name_refs import REFERENCE
+from freyr_dspy.program import REFERENCE
 from freyr_dspy.settings import Settings
 
 Relabel = Callable[[dict[str, Any]], dict[str, Any]]
@@ -45,7 +45,7 @@ def reference(name: str, names: list[str]) -> str:
 
 
 def nlt_relabel(data_dir: Path, scenario: str) -> Relabel:
-    topics = load_scenario(data_dir, scenario).tool_names
+    topics = get_benchmark(f"nlt-{scenario}").load(EvalOptions(data_dir=data_dir)).tool_names
 
     def relabel(row: dict[str, Any]) -> dict[str, Any]:
         return {**row, "expected_tools": [reference(t, topics) for t in row["expected_tools"]]}
