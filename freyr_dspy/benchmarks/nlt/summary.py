@@ -1,8 +1,8 @@
 """The NLT paper's numbers from step records: accuracy, variance, tokens, ratio to native.
 
 Pure functions over records (anything with ``strategy``, ``episode``, ``run``, ``success``,
-``input_tokens``, ``output_tokens``, ``lm_calls``, ``seconds`` and ``metrics``), so the
-evaluation report and ``scripts/bench_nlt.py`` compute them the same way.
+``input_tokens``, ``output_tokens``, ``lm_calls``, ``seconds`` and ``metrics``): the NLT
+benchmarks' ``summarize``, which the evaluation report shows.
 """
 
 from __future__ import annotations
