@@ -125,7 +125,7 @@ def _cells(row: dict[str, Any], size: dict[str, Any]) -> list[str]:
     ]
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, help="benchmark data dir (default: ../shared/...)")
     parser.add_argument("--domains", default="bank,hr")
@@ -141,7 +141,7 @@ def main() -> int:
         help="PARAM=VALUE, repeatable (default: temperature=0, max_tokens=256)",
     )
     parser.add_argument("--out", type=Path, help="write the table rows and all records as JSON")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     settings = Settings.from_env(os.environ, data_dir=args.data)
     data_dir = settings.resolve_data_dir()

@@ -39,7 +39,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
 from _bench import add_out_options, load_rows, markdown_table, mean_or_nan, save_rows
 
-from freyr_dspy.backends import DEFAULT_PREFIX_CACHE_BYTES, shared_engine
+from freyr_dspy.backends import DEFAULT_PREFIX_CACHE_BYTES, EMBEDDED_MODELS, shared_engine
 from freyr_dspy.domains import Domain
 from freyr_dspy.errors import one_line
 from freyr_dspy.evaluation import calls_match
@@ -138,7 +138,8 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     rows = load_rows(args.out)
     done = {(r["model"], r["strategy"], r["id"]) for r in rows}
     for model in args.models.split(","):
-        shared_engine(model).set_prefix_cache(DEFAULT_PREFIX_CACHE_BYTES)
+        if model in EMBEDDED_MODELS:  # the shared engine's cache on, whatever ran before
+            shared_engine(model).set_prefix_cache(DEFAULT_PREFIX_CACHE_BYTES)
         for request in requests:  # strategies inner: a partial run still compares them
             for strategy in args.strategies.split(","):
                 if (model, strategy, request["id"]) in done:
@@ -242,13 +243,13 @@ def _row(strategy: str, st: dict[str, Any], native_in: float | None) -> list[str
     ]
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=f"{FAST_MODEL},{DEFAULT_MODEL}")
     parser.add_argument("--strategies", default=",".join(STRATEGIES))
     parser.add_argument("--limit", type=int, default=0, help="first N requests only (0: all)")
     add_out_options(parser, default=Path("runs/bench_tools.json"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.report_only:
         rows = load_rows(args.out, missing_ok=False)
         rescore(rows)  # rows of a run are scored as they finish

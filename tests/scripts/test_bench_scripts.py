@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,7 @@ def test_the_bench_helper_keeps_resumable_rows_with_the_code_that_made_them(
         "rows": [{"id": "r1", "ok": True}],
     }
     assert bench.load_rows(out, missing_ok=False) == document["rows"]
+    assert [path.name for path in out.parent.iterdir()] == ["rows.json"]  # no temp file left
     table = bench.markdown_table(("a", "b"), [(1, "x")])
     assert table == ["| a | b |", "|---|---|", "| 1 | x |"]
     assert str(bench.median_or_nan([])) == "nan" and bench.mean_or_nan([1, 2]) == 1.5
@@ -185,3 +187,137 @@ def test_bench_decode_times_each_batch_on_a_real_model_and_reports_it_against_si
         {"model": "m", "tokens": 4, "logits": "all", "seconds": 0.08},
     ]
     assert "| 4 | 40.0 | 0.50 | 80.0 | 1.00 |" in bench.report(fake)
+
+
+def test_the_tools_bench_scores_each_request_of_the_suite_and_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from freyr_dspy.testing import FakeCall, FunctionLM, register_fake
+
+    bench = load_script("bench_tools")
+    _, requests = bench.load_suite()
+    by_message = {request["message"]: request for request in requests}
+    attempts: dict[str, int] = {}
+
+    def answer(call: FakeCall) -> dict[str, Any]:
+        """Right, except: geometry-2 is not planned, geometry-10's tool is planned once of the
+        two times asked, geometry-3 is refused once (a width of -1), daily-1 copies the
+        description's example city."""
+        request = by_message[call.inputs["message"]]
+        expected, case = request["expected"], request["id"]
+        if call.role == "intent":
+            names = [c["name"] for c in expected][: 1 if case == "geometry-10" else None]
+            return {"intents": [] if case == "geometry-2" else names or ["conversation"]}
+        if call.role == "confirm":  # a plan of two tools is checked: both asked for
+            return {"asked": {c["name"]: True for c in expected}}
+        if call.role != "parameters":
+            return {"reply": "Done."}
+        if case == "daily-1":  # the example city, and an optional value nobody stated
+            return {"arguments": {"city": "Lisbon", "units": "imperial"}}
+        tool = re.match(r"- ([\w.-]+)", call.inputs["tool"])
+        arguments = next(c["arguments"] for c in expected if tool and c["name"] == tool[1])
+        attempts[case] = attempts.get(case, 0) + 1
+        if case == "geometry-3" and attempts[case] == 1:
+            return {"arguments": {**arguments, "width": -1}}
+        return {"arguments": arguments}
+
+    engine = FunctionLM(answer)
+    register_fake("suite", engine)
+    out = tmp_path / "tools.json"
+    argv = ["--models", "fake/suite", "--strategies", "freyr", "--limit", "16", "--out", str(out)]
+    try:
+        assert bench.main(argv) == 0
+        calls = len(engine.calls)
+        assert bench.main(argv) == 0  # a rerun resumes: every row is there, nothing is asked
+        assert len(engine.calls) == calls
+    finally:
+        unregister_fake("suite")
+    rows = {row["id"]: row for row in json.loads(out.read_text(encoding="utf-8"))["rows"]}
+    assert list(rows) == [request["id"] for request in requests[:16]]
+    wrong = {"geometry-2", "geometry-10", "daily-1"}
+    assert {case for case, row in rows.items() if not row["ok"]} == wrong
+    assert rows["geometry-1"]["made"] == [{"name": "math.hypot", "arguments": {"a": 6, "b": 8}}]
+    assert rows["geometry-3"]["rejected_attempts"] == 1 and rows["geometry-3"]["ok"]
+    copied = rows["daily-1"]  # refused once as a copy, then made as asked; units dropped
+    assert copied["made"] == [{"name": "get-weather", "arguments": {"city": "Lisbon"}}]
+    assert (copied["copied_examples"], copied["dropped_optional"]) == (1, 1)
+    assert {row["kind"] for row in rows.values()} == {"0-tool", "1-tool", "2-tool"}
+    # 13 of 16 exact; one-tool 8/10, two-tool 2/3, no-tool 3/3; 2 refused, 1 copy, 1 dropped
+    assert "| freyr | 16 | 0.81 | 0.80 | 0.67 | 1.00 | 0 | 2 | 1 | 1 |" in capsys.readouterr().out
+    assert bench.main([*argv, "--report-only"]) == 0
+    assert "| freyr | 16 | 0.81 | 0.80 | 0.67 | 1.00 | 0 | 2 | 1 | 1 |" in capsys.readouterr().out
+
+
+def test_the_models_bench_measures_the_intent_role_alone_on_its_set() -> None:
+    from freyr_dspy.testing import FakeCall, FunctionLM, register_fake
+
+    bench = load_script("bench_models")
+    data = json.loads(bench.INTENT_SET.read_text(encoding="utf-8"))
+    expected = {request["message"]: request["expected"] for request in data["requests"]}
+
+    def answer(call: FakeCall) -> dict[str, Any]:
+        """Right for requests of at most one tool; of two, only the first."""
+        return {"intents": expected[call.inputs["message"]][:1] or ["conversation"]}
+
+    engine = FunctionLM(answer)
+    register_fake("probe", engine)
+    try:
+        measured = bench.measure_intents("fake/probe")
+    finally:
+        unregister_fake("probe")
+    assert {call.role for call in engine.calls} == {"intent"}  # the plan only: nothing after it
+    assert len(engine.calls) == len(data["requests"])
+    kinds = [f"{len(request['expected'])}-tool" for request in data["requests"]]
+    assert measured["intent_by_kind"] == {"0-tool": 1.0, "1-tool": 1.0, "2-tool": 0.0}
+    right = kinds.count("0-tool") + kinds.count("1-tool")
+    assert measured["intent_accuracy"] == round(right / len(kinds), 3)
+    assert [row["ok"] for row in measured["intent_rows"]] == [k != "2-tool" for k in kinds]
+    speed = {"load_s": 1.5, "prompt_tok_s": 300.0, "generation_tok_s": 40.0, "peak_rss_gb": 1.2}
+    line = bench.table([{"model": "m", **speed, **measured}]).splitlines()[-1]
+    accuracy = f"{measured['intent_accuracy']:.2f}"
+    assert line == f"| m | 1.5 | 300.0 | 40.0 | 1.2 | {accuracy} | 1.00/1.00/0.00 | - | - | - |"
+
+
+def test_the_callnavi_bench_reports_catalog_sizes_and_scores_per_domain(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from freyr_dspy.testing import FakeCall, FunctionLM, register_fake
+    from tests.support.paths import DATA_DIR
+
+    bench = load_script("bench_callnavi")
+
+    def answer(call: FakeCall) -> dict[str, Any]:
+        """The right call for owner OW-1's question; the opening hours for any other."""
+        if "OW-1" in call.inputs["question"]:
+            return {"API": ["getPetList"], "parameters": [{"ownerID": "OW-1"}]}
+        return {"API": ["getOpeningHours"], "parameters": [{}]}
+
+    engine = FunctionLM(answer)
+    register_fake("callnavi-bench", engine)
+    out = tmp_path / "callnavi.json"
+    argv = ["--data", str(DATA_DIR), "--domains", "pets", "--strategies", "single"]
+    argv += ["--limit", "2", "--model", "fake/callnavi-bench", "--out", str(out)]
+    try:
+        assert bench.main(argv) == 0
+        assert len(engine.calls) == 2  # one LM call per question
+        assert bench.main(argv) == 0  # resumed from the checkpoint: nothing asked again
+        assert len(engine.calls) == 2
+    finally:
+        unregister_fake("callnavi-bench")
+    report = json.loads(out.read_text(encoding="utf-8"))
+    apis = json.loads((DATA_DIR / "callnavi" / "pets.apis.json").read_text(encoding="utf-8"))
+    names = [api["name"] for api in next(iter(apis.values()))]
+    catalog = report["catalogs"]["pets"]
+    assert catalog["apis"] == len(names)
+    assert catalog["names_chars"] == len("\n".join(f"- {name}" for name in names))
+    assert catalog["full_tokens"] is None  # a fake has no tokenizer: chars / 4 are shown
+    [row] = report["rows"]
+    # the easy question (pet01) right, the medium one (pet04) routed wrong
+    assert [(r["episode"], r["success"]) for r in report["records"]] == [("pet01", 1), ("pet04", 0)]
+    assert (row["questions"], row["lm_calls"], row["routing"], row["ast"]) == (2, 1.0, 0.5, 0.5)
+    assert row["failure_kinds"] == {"routing": 1} and row["context_overflows"] == 0
+    sizes = "/".join(str(catalog[f"{level}_chars"] // 4) for level in ("full", "brief", "names"))
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| pets"))
+    cells = [cell.strip() for cell in line.strip("|").split("|")]
+    assert cells[:4] == ["pets", str(len(names)), sizes, "single"]
+    assert cells[6] == "1.0" and cells[8:] == ["0.50", "0.50", "0.50", "0/2"]  # LM calls, scores
