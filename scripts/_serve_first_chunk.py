@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 from _bench import running_server, save_json
 
-from freyr_dspy.testing.processes import free_port
+from freyr_dspy.testing import free_port
 
 WEATHER = {
     "type": "function",

@@ -28,7 +28,7 @@ from _serve_first_chunk import ASK, WEATHER
 from openai.types.chat import ChatCompletion
 
 from freyr_dspy.backends import model_path
-from freyr_dspy.testing.processes import free_port
+from freyr_dspy.testing import free_port
 
 ALIAS = "model"
 MIX = [

@@ -53,7 +53,7 @@ from _bench import running_server
 from openai.types.chat import ChatCompletion
 
 from freyr_dspy.settings import FAST_MODEL
-from freyr_dspy.testing.processes import free_port
+from freyr_dspy.testing import free_port
 
 MODEL = "fake/rules"
 TARGET_MS = 5.0
@@ -146,19 +146,19 @@ def subprocess_server(max_queue: int, log: Path) -> Iterator[str]:
 @contextlib.contextmanager
 def thread_server(max_queue: int) -> Iterator[str]:
     """The same app in a thread of this process (quick; the clients share its CPU and GIL)."""
-    from freyr_dspy.cli.serve_cmd import served_programs
-    from freyr_dspy.serve import ServedPrograms, ServeOptions, create_app, serving_in_thread
-    from freyr_dspy.settings import Settings
-
-    served = served_programs(
-        Settings(),
-        program_paths=(),
-        strategy="freyr",
-        max_retries=3,
-        model_specs=(MODEL,),
-        sampling_specs=(),
-        api_base=None,
+    from freyr_dspy.program import FreyrProgram
+    from freyr_dspy.serve import (
+        ServedProgram,
+        ServedPrograms,
+        ServeOptions,
+        create_app,
+        serving_in_thread,
     )
+    from freyr_dspy.tools import Toolbox
+
+    # as `freyr serve --model MODEL --strategy freyr`: the request's tools become the toolbox
+    program = FreyrProgram.for_model(MODEL, toolbox=Toolbox([]), strategy="freyr")
+    served = [ServedProgram(MODEL, program)]
     app = create_app(ServedPrograms(served), ServeOptions(max_queue=max_queue))
     with serving_in_thread(app) as base:
         yield base

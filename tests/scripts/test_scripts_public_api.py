@@ -32,7 +32,6 @@ from tests.support.paths import SCRIPTS_DIR
 ROOT = "freyr_dspy"
 SCRIPTS = sorted(SCRIPTS_DIR.glob("*.py"))
 
-_SERVE = "the serve scripts are another change's to edit; free_port is in freyr_dspy.testing"
 #: (script, module) -> why the script may import that module although the rule forbids it.
 EXCEPTIONS = {
     ("bench_margin.py", "freyr_dspy.strategies.freyr"): (
@@ -43,12 +42,6 @@ EXCEPTIONS = {
     ("bench_tools.py", "freyr_dspy.strategies.grounding"): (
         "counts copied examples by the copied-example guard's own reading of a tool"
     ),
-    ("bench_serve.py", "freyr_dspy.testing.processes"): _SERVE,
-    ("bench_serve.py", "freyr_dspy.cli.serve_cmd"): (
-        "builds the served programs as the CLI does, until a library factory does it"
-    ),
-    ("_serve_first_chunk.py", "freyr_dspy.testing.processes"): _SERVE,
-    ("_serve_scale_out.py", "freyr_dspy.testing.processes"): _SERVE,
 }
 
 
