@@ -236,6 +236,7 @@ def _optimizer(baseline: FreyrProgram, benchmark: Benchmark, fit: FitOptions) ->
 def _context(baseline: FreyrProgram, benchmark: Benchmark, data: str) -> dict[str, Any]:
     """What, besides configuration, fold and row, decides a row's record."""
     from freyr_dspy.artifacts.meta import freyr_version
+    from freyr_dspy.evaluation import code_version
 
     spec = spec_of(baseline).model_dump(mode="json", exclude={"strategy", "options"})
     return {
@@ -243,7 +244,8 @@ def _context(baseline: FreyrProgram, benchmark: Benchmark, data: str) -> dict[st
         "data": data,
         "program": spec,
         "models": {r: m.model_dump(mode="json") for r, m in sorted(baseline.assignment.items())},
-        "version": freyr_version(),
+        # the commit too: a record the code before a change made is not this code's record
+        "version": f"{freyr_version()} {code_version()}",
     }
 
 
