@@ -3,7 +3,9 @@
 The program runs in the worker thread; ``LiveAnswer`` hears of its progress there and hands
 each new piece to the event loop that writes the response:
 
-* the reply's words while the chat or summary role writes them: a DSPy callback installs a
+* the reply's words while the chat or summary role writes them (the chat role's only when the
+  request offers no tool: a reply in words to a request with tools is checked whole and may
+  be replaced, see ``_ReplyWatch``): a DSPy callback installs a
   text listener (``freyr_dspy.text_stream``) around those roles' calls only, the role's JSON
   answer is read as it comes (``reply_text.FieldText``) and released through ``HeldText``
   (no invented number goes out). Only where a reply in words may be the answer: ``tool_choice``
@@ -93,6 +95,11 @@ class LiveAnswer:
         self._records = 0
         self._calls_held = False
         self._pending: CallRecord | None = None
+
+    @property
+    def offers_tools(self) -> bool:
+        """Whether the request offers tools (a reply in words is then checked whole)."""
+        return self.toolbox is not None and len(self.toolbox) > 0
 
     # ------------------------------------------------------------- in the worker thread
 
@@ -194,6 +201,11 @@ class _ReplyWatch(BaseCallback):
             return
         if self.replied:
             return  # a second reply would not continue the first: it comes whole
+        if isinstance(instance, ChatResponder) and self.live.offers_tools:
+            # Words instead of a call although tools were offered: the reply is checked for
+            # results nobody looked up, and may be replaced whole ("The weather in Paris is
+            # sunny, 22 °C" from the 0.5B): it goes out once checked, not word by word.
+            return
         self.replied = True
         given = inputs.get("kwargs", {})
         evidence = None

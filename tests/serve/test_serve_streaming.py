@@ -221,3 +221,21 @@ def test_required_sends_no_words_of_a_reply_it_will_not_give() -> None:
     assert not any(d.content for d in pieces)  # the chat role's reply was not the answer
     names = [c.function.name for d in pieces for c in d.tool_calls or [] if c.function.name]
     assert names == ["get_time"]
+
+
+def test_words_instead_of_a_call_go_out_checked_never_the_invented_draft() -> None:
+    # offered the weather tool, the model answers in words with a temperature it made up
+    def words_with_a_made_up_figure(call: FakeCall) -> Answer | None:
+        if call.role == "intent":
+            return {"intents": ["conversation"]}
+        if call.role == "chat":
+            return {"reply": "The weather in Paris is sunny today, around 22 degrees."}
+        return answer(call)
+
+    with served(fn=words_with_a_made_up_figure) as base:
+        stream = client(base).chat.completions.create(
+            model="weather", messages=ASK_WEATHER, tools=TOOLS, stream=True
+        )
+        pieces = [d.content for d in deltas(stream) if d.content]
+    assert "".join(pieces) == "I could not do that with the tools I have."
+    assert not any("sunny" in piece for piece in pieces)
