@@ -28,15 +28,22 @@ from _bench import running_server, save_json
 
 from freyr_dspy.testing import free_port
 
+#: The OpenAI SDK documentation's example tool (with a ``city`` tool and "Current weather in a
+#: city." the 0.5B answered in words: the "tool call" row then timed no call).
 WEATHER = {
     "type": "function",
     "function": {
         "name": "get_weather",
-        "description": "Current weather in a city.",
+        "description": "Get current temperature for a given location.",
         "parameters": {
             "type": "object",
-            "properties": {"city": {"type": "string", "description": "The city."}},
-            "required": ["city"],
+            "properties": {
+                "location": {
+                    "type": "string",
+                    "description": "City and country e.g. Bogotá, Colombia",
+                }
+            },
+            "required": ["location"],
         },
     },
 }
@@ -48,7 +55,7 @@ CALLED = {
         {
             "id": "call_1",
             "type": "function",
-            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+            "function": {"name": "get_weather", "arguments": '{"location": "Paris, France"}'},
         }
     ],
 }
