@@ -8,16 +8,18 @@ from freyr_dspy.datasets import load_tools_file, read_rows
 from tests.support.paths import TRAINSETS_DIR
 
 SUITE = TRAINSETS_DIR / "calls"
-CATEGORIES = {"one-call", "parallel", "choice", "no-tool-chat", "no-tool-near-miss"}
+CATEGORIES = {
+    "one-call", "parallel", "choice", "no-tool-chat", "no-tool-near-miss", "partial", "reply",
+}  # fmt: skip
 
 
 def test_the_suite_loads_checked_with_every_category_in_both_files() -> None:
     boxes = load_tools_file(SUITE / "tools.json")
     files = {name: read_rows(SUITE / f"{name}.jsonl", boxes) for name in ("train", "test")}
-    assert len(boxes) >= 6 and sum(len(rows) for rows in files.values()) >= 150
+    assert len(boxes) >= 10 and sum(len(rows) for rows in files.values()) >= 240
     for rows in files.values():
         kinds = Counter(row.example.kind for row in rows)
-        assert set(kinds) == CATEGORIES and min(kinds.values()) >= 5
+        assert set(kinds) == CATEGORIES and min(kinds.values()) >= 6
         assert {row.example.toolbox for row in rows} == set(boxes)
     train = {row.example.message.casefold() for row in files["train"]}
     assert not train & {row.example.message.casefold() for row in files["test"]}
@@ -31,3 +33,16 @@ def test_parallel_rows_include_several_calls_of_one_tool() -> None:
         if row.example.kind == "parallel" and len({c.name for c in row.example.calls or []}) == 1
     ]
     assert len(same_tool) >= 10
+
+
+def test_reply_rows_give_a_result_for_every_call_and_partial_rows_leave_an_ask_out() -> None:
+    boxes = load_tools_file(SUITE / "tools.json")
+    for name in ("train", "test"):
+        rows = [row.example for row in read_rows(SUITE / f"{name}.jsonl", boxes)]
+        replies = [row for row in rows if row.kind == "reply"]
+        for row in replies:
+            results = {result.name for result in row.results or []}
+            assert row.calls and {call.name for call in row.calls} <= results, row.id
+        # a partial request is one a tool answers in part: one call or more, never none
+        assert all(row.calls for row in rows if row.kind == "partial")
+        assert len(replies) >= 6 and any(" and " in row.message for row in replies)
