@@ -35,7 +35,6 @@ from _bench import add_out_options, load_rows, markdown_table, save_rows
 
 from freyr_dspy.datasets import CallExample, load_examples, open_toolboxes, toolbox_of
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.schemas import RoleModel, Sampling
 from freyr_dspy.strategies import Run
 
 # NOTE: the steps of FREYR's planning, called one by one to judge one plan many ways; no
@@ -96,9 +95,8 @@ def measure(args: argparse.Namespace) -> None:
 
 
 def _program(toolbox: Toolbox, model: str, strategy: str) -> FreyrProgram:
-    program = FreyrProgram(toolbox=toolbox, strategy=strategy)
-    greedy = RoleModel(model=model, sampling=Sampling(temperature=0.0, seed=0))
-    return program.apply_assignment(dict.fromkeys(program.role_names, greedy))
+    greedy = {"temperature": 0.0, "seed": 0}
+    return FreyrProgram.for_model(model, toolbox=toolbox, strategy=strategy, sampling=greedy)
 
 
 def judged(program: FreyrProgram, example: CallExample, margins: Sequence[float]) -> dict[str, Any]:

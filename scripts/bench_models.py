@@ -82,9 +82,8 @@ def tools_chosen(model_id: str, strategy: str, toolbox: Toolbox, message: str) -
     """The tools a strategy picks for one message: intents, or the native calls made."""
     domain = Domain("bench", "bench toolbox", make_toolbox=lambda: toolbox)
     label = "freyr+confirm=false" if strategy == PROBE else strategy
-    program = FreyrProgram(domain, strategy=label, max_retries=0)
-    program.apply_assignment(
-        build_assignment(program.role_names, default_model=model_id, sampling_specs=GREEDY)
+    program = FreyrProgram.for_model(
+        model_id, domain=domain, strategy=label, max_retries=0, sampling=GREEDY
     )
     if strategy == PROBE:  # the plan only: no parameters, calls or reply
         plan = program.strategy.select

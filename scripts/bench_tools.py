@@ -43,10 +43,9 @@ from freyr_dspy.backends import DEFAULT_PREFIX_CACHE_BYTES, EMBEDDED_MODELS, sha
 from freyr_dspy.domains import Domain
 from freyr_dspy.errors import one_line
 from freyr_dspy.evaluation import calls_match
-from freyr_dspy.program import FreyrProgram, build_assignment
+from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
 from freyr_dspy.settings import DEFAULT_MODEL, FAST_MODEL
-from freyr_dspy.strategies import StrategyModule, make_strategy, parse_label
 
 # NOTE: the copied-example guard's own reading of a tool's examples, so the count below means
 # what the guard means; no public API offers it (test_scripts_public_api.py lists it).
@@ -78,17 +77,8 @@ def run_request(model: str, strategy: str, toolbox: Toolbox, request: dict[str, 
         make_toolbox=lambda: toolbox,
         renderers={"text": lambda state: state or "(no state)"},
     )
-    program = FreyrProgram(domain, strategy=strategy_module(strategy))
-    program.apply_assignment(
-        build_assignment(program.role_names, default_model=model, sampling_specs=GREEDY)
-    )
+    program = FreyrProgram.for_model(model, domain=domain, strategy=strategy, sampling=GREEDY)
     return program(message=request["message"], state=request.get("state", "")).result
-
-
-def strategy_module(label: str) -> StrategyModule:
-    """``freyr`` or, with switched-on settings after ``+``, ``freyr+calibrate``."""
-    name, switches = parse_label(label)
-    return make_strategy(name, **switches)
 
 
 def copied_examples_made(result: Result, toolbox: Toolbox) -> int:
