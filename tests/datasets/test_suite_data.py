@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from freyr_dspy.datasets import load_tools_file, read_rows
+from freyr_dspy.datasets.replies import numbers_in
 from tests.support.paths import TRAINSETS_DIR
 
 SUITE = TRAINSETS_DIR / "calls"
@@ -16,7 +17,7 @@ CATEGORIES = {
 def test_the_suite_loads_checked_with_every_category_in_both_files() -> None:
     boxes = load_tools_file(SUITE / "tools.json")
     files = {name: read_rows(SUITE / f"{name}.jsonl", boxes) for name in ("train", "test")}
-    assert len(boxes) >= 10 and sum(len(rows) for rows in files.values()) >= 240
+    assert len(boxes) >= 10 and sum(len(rows) for rows in files.values()) >= 262
     for rows in files.values():
         kinds = Counter(row.example.kind for row in rows)
         assert set(kinds) == CATEGORIES and min(kinds.values()) >= 6
@@ -41,8 +42,13 @@ def test_reply_rows_give_a_result_for_every_call_and_partial_rows_leave_an_ask_o
         rows = [row.example for row in read_rows(SUITE / f"{name}.jsonl", boxes)]
         replies = [row for row in rows if row.kind == "reply"]
         for row in replies:
-            results = {result.name for result in row.results or []}
-            assert row.calls and {call.name for call in row.calls} <= results, row.id
+            results = row.results or []
+            assert row.calls and {c.name for c in row.calls} <= {r.name for r in results}, row.id
+            # the numbers a reply may state come from the results (or the request)
+            assert any(numbers_in(result.content) for result in results), row.id
+        # every toolbox has a reply row in each file, so replies are not learnt on a few toolboxes
+        assert {row.toolbox for row in replies} == set(boxes)
         # a partial request is one a tool answers in part: one call or more, never none
         assert all(row.calls for row in rows if row.kind == "partial")
-        assert len(replies) >= 6 and any(" and " in row.message for row in replies)
+        assert len(replies) >= 10 and any(" and " in row.message for row in replies)
+        assert all(not row.results for row in rows if row.kind != "reply")
