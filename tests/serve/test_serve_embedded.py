@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from freyr_dspy.backends import is_installed
 from freyr_dspy.backends.embedded import shared_engine
 from freyr_dspy.cli.serve_cmd import served_programs
+from freyr_dspy.serve import ServedProgram
 from freyr_dspy.settings import FAST_MODEL, Settings
 from tests.support.serve_helpers import serving
 
@@ -50,11 +51,8 @@ WEATHER_TOOL = {
 }
 
 
-def test_the_sdk_weather_example_gets_a_valid_tool_call_and_a_reply(settings: Settings) -> None:
-    # NOTE: states other tests left in the shared engine's prefix cache are reused from their
-    # common start, and llama.cpp's logits then differ in the last digits: enough to flip the
-    # 0.5B's close call between get_weather and conversation on this request.
-    shared_engine(FAST_MODEL).forget_prompts()
+def greedy_fast_program(settings: Settings) -> ServedProgram:
+    """Plain FREYR on the 0.5B, greedy, as ``freyr serve --model`` builds it."""
     [served] = served_programs(
         settings,
         program_paths=(),
@@ -64,6 +62,15 @@ def test_the_sdk_weather_example_gets_a_valid_tool_call_and_a_reply(settings: Se
         sampling_specs=("temperature=0", "seed=0"),
         api_base=None,
     )
+    return served
+
+
+def test_the_sdk_weather_example_gets_a_valid_tool_call_and_a_reply(settings: Settings) -> None:
+    # NOTE: states other tests left in the shared engine's prefix cache are reused from their
+    # common start, and llama.cpp's logits then differ in the last digits: enough to flip the
+    # 0.5B's close call between get_weather and conversation on this request.
+    shared_engine(FAST_MODEL).forget_prompts()
+    served = greedy_fast_program(settings)
     question = [{"role": "user", "content": "What is the weather like in Paris today?"}]
     with serving(served) as base:
         client = OpenAI(base_url=base, api_key="-", max_retries=0)
@@ -118,15 +125,7 @@ def test_pydantic_ai_runs_its_tool_loop_to_a_structured_answer_on_the_real_model
     # it from the function: "the weather in a city" with a ``city`` argument is the other side
     # of the 0.5B's close call (it answers in words, with an invented temperature).
     shared_engine(FAST_MODEL).forget_prompts()
-    [served] = served_programs(
-        settings,
-        program_paths=(),
-        strategy="freyr",
-        max_retries=3,
-        model_specs=(FAST_MODEL,),
-        sampling_specs=("temperature=0", "seed=0"),
-        api_base=None,
-    )
+    served = greedy_fast_program(settings)
     with serving(served) as base:
         provider = OpenAIProvider(base_url=base, api_key="-")
         model = OpenAIChatModel(FAST_MODEL, provider=provider)
