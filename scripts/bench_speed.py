@@ -157,7 +157,7 @@ def build(benchmark: Benchmark, options: EvalOptions, label: str, model: str) ->
     name, switches = parse_label(label)
     program = benchmark.make_program(name, options)
     if switches:
-        program.strategy = make_strategy(name, **switches)
+        program.use_strategy(make_strategy(name, **switches))
     program.apply_assignment(
         build_assignment(program.role_names, default_model=model, sampling_specs=GREEDY)
     )

@@ -80,7 +80,7 @@ def _argument_help(doc: str) -> dict[str, str]:
     helps: dict[str, str] = {}
     in_args, current = False, None
     for line in doc.splitlines():
-        if line.strip() == "Args:":
+        if line.strip() in ("Args:", "Settings:") or line.startswith("Settings ("):
             in_args = True
             continue
         if not in_args:

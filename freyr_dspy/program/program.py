@@ -26,6 +26,7 @@ from freyr_dspy.prompting.placeholders import NO_CONVERSATION
 from freyr_dspy.roles import Role
 from freyr_dspy.schemas import Result, RoleModel, Sampling
 from freyr_dspy.strategies import (
+    Ending,
     Ledger,
     ModelFailure,
     Run,
@@ -55,7 +56,8 @@ class FreyrProgram(dspy.Module):
             name (``freyr``, ``nlt``, ``gated``, ...) for its default configuration, with any
             switches after ``+`` (``freyr+calibrate``, as a model preset names it).
         toolbox: tools to use instead of the domain's own (the only tools without a domain).
-        max_retries: retries of a failed tool call with the error fed back (paper: 3).
+        max_retries: retries of a failed tool call with the error fed back (paper: 3); None
+            keeps the strategy's call policy's (3 unless it was built with another).
         state_view: which of the domain's state renderings the roles see.
         catalog_level: how much of each tool the selection roles see.
         adapter: ``lean`` (a compact JSON prompt, static inputs first), ``json`` (DSPy's JSON
@@ -63,7 +65,11 @@ class FreyrProgram(dspy.Module):
             ``[[ ## field ## ]]`` format).
         ground_arguments: leave out optional arguments whose values the model invented - stated
             nowhere in the message, conversation, state or earlier outcomes
-            (``freyr_dspy.strategies.grounding``); each call records what it dropped.
+            (``freyr_dspy.strategies.grounding``); each call records what it dropped. None
+            keeps the strategy's call policy's (on unless it was built without).
+
+    ``max_retries`` and ``ground_arguments`` live in the strategy's call policy, where the
+    calls are made; the program reads and sets them there.
     """
 
     def __init__(
@@ -72,11 +78,11 @@ class FreyrProgram(dspy.Module):
         *,
         strategy: StrategyModule | str = "freyr",
         toolbox: Toolbox | None = None,
-        max_retries: int = 3,
+        max_retries: int | None = None,
         state_view: str | None = None,
         catalog_level: CatalogLevel = "brief",
         adapter: AdapterName = "lean",
-        ground_arguments: bool = True,
+        ground_arguments: bool | None = None,
     ) -> None:
         super().__init__()
         self.domain = _domain(domain, toolbox)
@@ -85,11 +91,13 @@ class FreyrProgram(dspy.Module):
             name, switches = parse_label(strategy)
             strategy = make_strategy(name, **switches)
         self.strategy = strategy
-        self.max_retries = max_retries
+        if max_retries is not None:
+            self.max_retries = max_retries
+        if ground_arguments is not None:
+            self.ground_arguments = ground_arguments
         self.state_view = state_view
         self.catalog_level: CatalogLevel = catalog_level
         self.adapter: AdapterName = adapter
-        self.ground_arguments = ground_arguments
         self.assignment: dict[str, RoleModel] = {}
         self.domain.renderer(state_view)  # fail early on an unknown view
 
@@ -158,6 +166,30 @@ class FreyrProgram(dspy.Module):
             roles=program.role_names,
         )
         return program.apply_assignment(assignment, cache=cache)
+
+    @property
+    def max_retries(self) -> int:
+        """Retries of a failed tool call with its error as feedback (the call policy's)."""
+        return self.strategy.calling.max_retries
+
+    @max_retries.setter
+    def max_retries(self, retries: int) -> None:
+        self.strategy.calling = replace(self.strategy.calling, max_retries=int(retries))
+
+    @property
+    def ground_arguments(self) -> bool:
+        """Whether invented optional values are left out and copied examples refused."""
+        return self.strategy.calling.ground_arguments
+
+    @ground_arguments.setter
+    def ground_arguments(self, on: bool) -> None:
+        self.strategy.calling = replace(self.strategy.calling, ground_arguments=bool(on))
+
+    def use_strategy(self, strategy: StrategyModule) -> None:
+        """Run ``strategy`` from now on, with this program's retries and grounding."""
+        retries, grounding = self.max_retries, self.ground_arguments
+        self.strategy = strategy
+        self.max_retries, self.ground_arguments = retries, grounding
 
     @property
     def strategy_name(self) -> str:
@@ -249,7 +281,8 @@ class FreyrProgram(dspy.Module):
             A ``dspy.Prediction`` with ``reply``, ``calls``, ``state``, ``usage``, ``intents``,
             ``failure`` and the typed ``result``.
         """
-        run = self.start_run(message, conversation, state, toolbox, calls_only=calls_only)
+        ending: Ending = "calls" if calls_only else "reply"
+        run = self.start_run(message, conversation, state, toolbox, ending=ending)
         return to_prediction(self.run_step(run, self.strategy.run))
 
     def start_run(
@@ -259,21 +292,24 @@ class FreyrProgram(dspy.Module):
         state: Any = None,
         toolbox: Toolbox | None = None,
         *,
-        calls_only: bool = False,
+        ending: Ending = "reply",
     ) -> Run:
         """The context of one request (see ``forward``), for running steps of the strategy.
 
         ``forward`` runs the whole strategy in it; a server that has the client execute the
         calls runs single steps (the summary of results the client sent back, a chat reply).
+        ``ending``: how the run ends (``Run.ending``; ``forward(calls_only=True)`` is
+        ``"calls"``).
         """
         return Run(
-            program=self,
+            strategy_name=self.strategy_name,
             toolbox=toolbox if toolbox is not None else self.toolbox,
             message=message,
             conversation=render_conversation(conversation),
             ledger=Ledger(state=self.coerce_state(state)),
             render_state=self.domain.renderer(self.state_view),
-            calls_only=calls_only,
+            catalog_level=self.catalog_level,
+            ending=ending,
         )
 
     def warm(self, toolbox: Toolbox | None = None, state: Any = None) -> int:
@@ -293,7 +329,7 @@ class FreyrProgram(dspy.Module):
             The model calls made (0 when the strategy has nothing to warm).
         """
         run = replace(
-            self.start_run(WARM_MESSAGE, "", state, toolbox, calls_only=True), warming=True
+            self.start_run(WARM_MESSAGE, "", state, toolbox, ending="calls"), warming=True
         )
         with dspy.context(adapter=_make_adapter(self.adapter)), _quiet_truncation():
             try:

@@ -113,7 +113,7 @@ def build_program(
     if options is not None and program.strategy.config() != options:
         # NOTE: a strategy rebuilt here loses what the benchmark changed in its roles (NLT's
         # paper prompt); the benchmark's own settings make the same config and are kept.
-        program.strategy = make_strategy(name, **options)
+        program.use_strategy(make_strategy(name, **options))
     _apply_settings(program, spec)
     if spec.assignment:
         program.apply_assignment(spec.assignment, cache=cache)

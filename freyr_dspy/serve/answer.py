@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.prompting.parsing import CONVERSATION
 from freyr_dspy.schemas import CallRecord, OpenAsk, Outcome, Result
 from freyr_dspy.serve.conversation import Turn
 from freyr_dspy.serve.translate import ToolPlan, is_waiting_id
-from freyr_dspy.strategies import Run
+from freyr_dspy.strategies import Ending, Run
 from freyr_dspy.strategies.asks import open_asks
 from freyr_dspy.strategies.grounding import Evidence, unstated_required
 from freyr_dspy.strategies.steps import Selection, chat, still_missing, summarise
@@ -121,10 +122,10 @@ def next_calls(program: FreyrProgram, turn: Turn, toolbox: Toolbox) -> tuple[Res
         missing = still_missing(selection, answered)
         if not missing.tools:
             return run.result("", [])
-        return strategy.act(run, missing, respond=False)
+        return strategy.act(replace(run, ending="nothing"), missing)
 
     opened: list[OpenAsk] = []
-    run = _run(program, turn, toolbox, since=True, calls_only=True)
+    run = _run(program, turn, toolbox, since=True, ending="calls")
     result = program.run_step(run, plan_more)
     done = {(c.tool, json.dumps(c.arguments, sort_keys=True)) for c in answered}
     new = [
@@ -196,7 +197,7 @@ def forced_calls(
     tool falls back to the only tool of a toolbox of one; otherwise no call is made, and the
     caller reports that ``tool_choice`` could not be honoured.
     """
-    run = _run(program, turn, toolbox, since=True, calls_only=True)
+    run = _run(program, turn, toolbox, since=True, ending="calls")
     strategy = program.strategy
 
     def make_calls(run: Run) -> Result:
@@ -208,7 +209,7 @@ def forced_calls(
         names = [name for name in names if name != CONVERSATION]
         if not names or not strategy.selects:
             return run.result("", names)
-        return strategy.act(run, Selection(names, []), respond=False)
+        return strategy.act(replace(run, ending="nothing"), Selection(names, []))
 
     return program.run_step(run, make_calls)
 
@@ -227,11 +228,11 @@ def _run(
     toolbox: Toolbox,
     *,
     since: bool = False,
-    calls_only: bool = False,
+    ending: Ending = "reply",
 ) -> Run:
     """The request's run, as ``FreyrProgram.forward`` starts one.
 
     ``since``: the conversation includes the turns after the request (calls and results).
     """
     turns = [*turn.conversation, *turn.since] if since else list(turn.conversation)
-    return program.start_run(turn.message, turns, toolbox=toolbox, calls_only=calls_only)
+    return program.start_run(turn.message, turns, toolbox=toolbox, ending=ending)

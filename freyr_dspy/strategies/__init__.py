@@ -12,13 +12,14 @@ from freyr_dspy.strategies.base import (
     StrategyFactory,
     StrategyModule,
     accepted_config,
+    build_strategy,
     setting_defaults,
     setting_names,
 )
 from freyr_dspy.strategies.freyr import Freyr
 from freyr_dspy.strategies.ledger import Ledger
 from freyr_dspy.strategies.policies import CallPolicy, PlanningPolicy
-from freyr_dspy.strategies.run import ModelFailure, Run
+from freyr_dspy.strategies.run import Ending, ModelFailure, Run
 
 #: The modules named here register further strategies when imported (kept lazy); plugins
 #: (the benchmarks' own strategies) register theirs with ``register_strategy``.
@@ -56,7 +57,7 @@ def make_strategy(name: str, **config: Any) -> StrategyModule:
             f"strategy {name!r} takes no setting {', '.join(map(repr, unknown))}; "
             f"it takes: {', '.join(takes) or 'none'}"
         )
-    return factory(**config)
+    return build_strategy(factory, config)
 
 
 def parse_label(label: str) -> tuple[str, dict[str, Any]]:
@@ -118,7 +119,7 @@ def strategy_with(name: str, settings: Mapping[str, Any]) -> StrategyModule:
         UnknownNameError: for a strategy nobody registered.
     """
     factory = get_strategy(name)
-    return factory(**accepted_config(factory, settings))
+    return build_strategy(factory, accepted_config(factory, settings))
 
 
 def strategy_roles(label: str) -> tuple[str, ...]:
@@ -130,6 +131,7 @@ def strategy_roles(label: str) -> tuple[str, ...]:
 __all__ = [
     "STRATEGIES",
     "CallPolicy",
+    "Ending",
     "FunctionStrategy",
     "Ledger",
     "ModelFailure",
@@ -138,6 +140,7 @@ __all__ = [
     "StrategyFactory",
     "StrategyModule",
     "accepted_config",
+    "build_strategy",
     "get_strategy",
     "load_strategies",
     "make_strategy",

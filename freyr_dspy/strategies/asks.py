@@ -58,7 +58,7 @@ def recognise_asks(
         contract=asks_contract(names, MAX_ASKS, allow_none=not require_tool),
         conversation=run.conversation if conversation is None else conversation,
         message=run.message,
-        tools=run.toolbox.catalog(run.program.catalog_level),
+        tools=run.toolbox.catalog(run.catalog_level),
         state=run.state_text(),
     )
     asks: list[Ask] = []

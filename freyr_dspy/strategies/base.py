@@ -3,23 +3,25 @@
 A strategy is a DSPy module that holds exactly the roles it calls, as attributes named by the
 role ids (``self.intent``, ``self.parameters``, ...); a strategy that wraps another holds it as
 a sub-module (``Gated(inner=Nlt())``) and calls it (``inner.select``, ``inner.act``). Its
-settings are typed constructor arguments, kept in small frozen policies
-(``freyr_dspy.strategies.policies``), and ``config()`` gives them back as JSON so an artifact
-can rebuild the same strategy. Each program call is one ``Run`` (``freyr_dspy.strategies.run``).
+switches are small frozen policies (``freyr_dspy.strategies.policies``) taken by its
+constructor (``Freyr(planning=..., calling=...)``); ``build_strategy`` packs a label's flat
+settings into them, and ``config()`` gives them back flat, as JSON, so an artifact can rebuild
+the same strategy. Each program call is one ``Run`` (``freyr_dspy.strategies.run``).
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Protocol
 
 import dspy
 
 from freyr_dspy.errors import UnknownRoleError
 from freyr_dspy.roles import Role, role_class
 from freyr_dspy.schemas import Result
+from freyr_dspy.strategies.policies import CallPolicy, Policy, packed, policy_settings
 from freyr_dspy.strategies.run import Run
 from freyr_dspy.strategies.steps import Replies, Selection
 
@@ -28,6 +30,7 @@ __all__ = [
     "StrategyFactory",
     "StrategyModule",
     "accepted_config",
+    "build_strategy",
     "setting_defaults",
     "setting_names",
 ]
@@ -48,6 +51,13 @@ class StrategyModule(dspy.Module):
     #: Whether the strategy plans before it calls (``select`` then ``act``), so that a wrapper
     #: or a server can run the two steps apart; the others only ``run``.
     selects: bool = False
+    #: The policies the constructor takes, by argument name (``Freyr``: planning, calling).
+    policies: ClassVar[Mapping[str, type[Policy]]] = {}
+    #: How the strategy's calls are made, checked and retried (set by the constructor of a
+    #: strategy that takes one; ``FreyrProgram`` sets its ``max_retries`` and grounding).
+    calling: CallPolicy = CallPolicy()
+    #: Whether the strategy writes a reply (off: ``Nlt(respond=False)``, the calls are all).
+    respond: bool = True
 
     def __init__(self, roles: tuple[str, ...] = ()) -> None:
         super().__init__()
@@ -102,6 +112,10 @@ class StrategyModule(dspy.Module):
         """Handle one request and return its result."""
         raise NotImplementedError
 
+    def ending(self, run: Run) -> Run:
+        """``run``, ending on nothing when the strategy writes no reply (``respond`` off)."""
+        return run if self.respond else replace(run, ending="nothing")
+
     def select(
         self, run: Run, *, conversation: str | None = None, require_tool: bool = False
     ) -> Selection:
@@ -112,8 +126,8 @@ class StrategyModule(dspy.Module):
         """
         raise NotImplementedError(f"strategy {self.name!r} does not plan apart from calling")
 
-    def act(self, run: Run, selection: Selection, *, respond: bool = True) -> Result:
-        """Make the calls of ``selection``, then reply (``respond=False``: no reply)."""
+    def act(self, run: Run, selection: Selection) -> Result:
+        """Make the calls of ``selection``, then reply (as the run's ``ending`` says)."""
         raise NotImplementedError(f"strategy {self.name!r} does not plan apart from calling")
 
     def replies(self) -> Replies:
@@ -157,26 +171,45 @@ def accepted_config(factory: StrategyFactory, config: Mapping[str, Any]) -> dict
     return {key: value for key, value in config.items() if key in names}
 
 
+def build_strategy(factory: StrategyFactory, settings: Mapping[str, Any]) -> StrategyModule:
+    """The strategy ``factory`` builds from flat ``settings`` (a label's, an artifact's).
+
+    The settings that are fields of one of its policies are packed into that policy
+    (``freyr+abstain`` is ``Freyr(planning=PlanningPolicy(abstain=True))``); the others are
+    constructor arguments as they are.
+    """
+    policies = _policies(factory)
+    fields = {name for policy in policies.values() for name in policy_settings(policy)}
+    arguments: dict[str, Any] = {k: v for k, v in settings.items() if k not in fields}
+    for argument, policy in policies.items():
+        arguments[argument] = packed(policy, settings)
+    return factory(**arguments)
+
+
 def setting_names(factory: StrategyFactory) -> list[str]:
-    """The settings a strategy factory takes, in its constructor's order."""
-    positional_or_keyword = (
-        inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        inspect.Parameter.KEYWORD_ONLY,
-    )
-    return [
-        p.name
-        for p in _constructor_parameters(factory)
-        if p.name != "self" and p.kind in positional_or_keyword
-    ]
+    """The flat settings a strategy factory takes: its arguments, a policy's fields in its place."""
+    return list(setting_defaults(factory, required=True))
 
 
-def setting_defaults(factory: StrategyFactory) -> dict[str, Any]:
-    """Each setting of a strategy factory that has a default, with that default."""
-    return {
-        p.name: p.default
-        for p in _constructor_parameters(factory)
-        if p.default is not inspect.Parameter.empty
-    }
+def setting_defaults(factory: StrategyFactory, *, required: bool = False) -> dict[str, Any]:
+    """Each flat setting of a strategy factory that has a default, with that default.
+
+    ``required``: the settings without a default too (as ``inspect.Parameter.empty``).
+    """
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    policies = _policies(factory)
+    defaults: dict[str, Any] = {}
+    for p in _constructor_parameters(factory):
+        if p.name in policies:
+            defaults |= policy_settings(policies[p.name])
+        elif p.name != "self" and p.kind in kinds:
+            if required or p.default is not inspect.Parameter.empty:
+                defaults[p.name] = p.default
+    return defaults
+
+
+def _policies(factory: StrategyFactory) -> Mapping[str, type[Policy]]:
+    return getattr(factory, "policies", None) or {}
 
 
 def _constructor_parameters(factory: StrategyFactory) -> list[inspect.Parameter]:

@@ -9,9 +9,10 @@ call fails after every retry is planned once more without that tool, the failure
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 from freyr_dspy.prompting.contracts import Contract
 from freyr_dspy.prompting.parsing import CONVERSATION, match_names
@@ -23,7 +24,7 @@ from freyr_dspy.schemas import Result
 from freyr_dspy.strategies.asks import Ask, open_asks, plan_of, recognise_asks
 from freyr_dspy.strategies.base import StrategyModule
 from freyr_dspy.strategies.calibration import calibrated_first_tool
-from freyr_dspy.strategies.policies import CallPolicy, PlanningPolicy, changed_settings
+from freyr_dspy.strategies.policies import CallPolicy, PlanningPolicy, Policy, changed_settings
 from freyr_dspy.strategies.retry.loop import (
     call_until_exhausted,
     returned_results,
@@ -99,7 +100,7 @@ def _ask_intents(
         "conversation": conversation,
         "message": run.message,
         "tools": run.toolbox.catalog(
-            run.program.catalog_level, extra=None if require_tool else CONVERSATION_TOOL
+            run.catalog_level, extra=None if require_tool else CONVERSATION_TOOL
         ),
         "state": run.state_text(),
     }
@@ -175,8 +176,6 @@ def replanned(
     intents: list[str],
     skipped: list[str],
     strategy: Freyr,
-    *,
-    respond: bool = True,
 ) -> Result:
     """Plan once more after the plan's first call failed every attempt, and carry it out.
 
@@ -194,13 +193,13 @@ def replanned(
     failed = run.calls[0]
     replies = strategy.replies()
     if len(run.toolbox.names) < 2:
-        return after_calls(run, replies, intents, skipped=skipped, respond=respond)
+        return after_calls(run, replies, intents, skipped=skipped)
     conversation = replan_note(run.conversation, failed.tool, failed.outcome.message)
     narrowed = replace(run, toolbox=catalog_without(run.toolbox, failed.tool))
     selection = strategy.select(narrowed, conversation=conversation, require_tool=True)
     new_tools = selection.tools
     if not new_tools:
-        return after_calls(run, replies, intents, skipped=skipped, respond=respond)
+        return after_calls(run, replies, intents, skipped=skipped)
     first_call = len(run.calls)
     run.ledger.plan(selection.plan)
     run.ledger.allow_waiting(
@@ -209,9 +208,7 @@ def replanned(
     new_skipped = call_until_exhausted(
         run, strategy.parameters, new_tools, strategy.calling, selection.spare, selection.words()
     )
-    return after_calls(
-        run, replies, selection.plan, skipped=new_skipped, respond=respond, first_call=first_call
-    )
+    return after_calls(run, replies, selection.plan, skipped=new_skipped, first_call=first_call)
 
 
 def catalog_without(toolbox: Toolbox, tool: str) -> Toolbox:
@@ -233,6 +230,12 @@ class Freyr(StrategyModule):
     """FREYR's Algorithm 1 (see the module docstring).
 
     Args:
+        planning: how the plan is made and checked (``PlanningPolicy``; default: intents,
+            a plan of several tools confirmed).
+        calling: how planned tools become calls and failed calls are retried
+            (``CallPolicy``).
+
+    Settings (the policies' fields, as a label writes them: ``freyr+abstain+refill``):
         confirm: check a plan that names several tools with the ``confirm`` role before
             calling them. Without it the intent role's plan is used as written, and the
             role is not held (``gated`` runs FREYR's selection this way).
@@ -292,41 +295,18 @@ class Freyr(StrategyModule):
         "error-feedback retries, summary"
     )
 
+    policies: ClassVar[Mapping[str, type[Policy]]] = MappingProxyType(
+        {"planning": PlanningPolicy, "calling": CallPolicy}
+    )
+
     def __init__(
-        self,
-        confirm: bool = True,
-        calibrate: bool = False,
-        replan: bool = False,
-        exclude_blamed: bool = False,
-        choose_listed: bool = False,
-        abstain: bool = False,
-        require_stated: bool = False,
-        split_calls: bool = False,
-        scored_confirm: bool = False,
-        refill: bool = False,
-        abstain_margin: float | None = None,
-        asks: bool = False,
-        rounds: int = 2,
+        self, planning: PlanningPolicy | None = None, calling: CallPolicy | None = None
     ) -> None:
-        self.planning = PlanningPolicy(
-            confirm=confirm,
-            calibrate=calibrate,
-            replan=replan,
-            abstain=abstain,
-            scored_confirm=scored_confirm,
-            refill=refill,
-            abstain_margin=abstain_margin,
-            asks=asks,
-            rounds=int(rounds),
-        )
-        self.calling = CallPolicy(
-            exclude_blamed=exclude_blamed,
-            choose_listed=choose_listed,
-            require_stated=require_stated,
-            split_calls=split_calls,
-        )
-        planner = "asks" if asks else "intent"
+        self.planning = planning or PlanningPolicy()
+        self.calling = calling or CallPolicy()
+        planner = "asks" if self.planning.asks else "intent"
         roles = (planner, "confirm", "parameters", "summary", "chat")
+        confirm = self.planning.confirm
         super().__init__(roles if confirm else tuple(r for r in roles if r != "confirm"))
 
     def config(self) -> dict[str, Any]:
@@ -408,8 +388,8 @@ class Freyr(StrategyModule):
         failure = unknown_tools_failure(self.planner.role_id, unknown)
         return Selection(intents, unknown, failure, spare, asks=tuple(asks))
 
-    def act(self, run: Run, selection: Selection, *, respond: bool = True) -> Result:
-        """Make the planned calls with retries, then reply (``respond=False``: no reply).
+    def act(self, run: Run, selection: Selection) -> Result:
+        """Make the planned calls with retries, then reply (as the run's ``ending`` says).
 
         A plan with no tool is answered by the chat role, and so is one whose every call
         lacked a value the user never gave (``require_stated``): the reply may ask for it.
@@ -418,24 +398,24 @@ class Freyr(StrategyModule):
         replies = self.replies()
         run.ledger.leave_open(open_asks(selection.asks, intents))
         if not tools:
-            return without_tools(run, replies, intents, selection.failure, respond=respond)
+            return without_tools(run, replies, intents, selection.failure)
         run.ledger.allow_waiting(self.planning.rounds > 1)
         skipped = call_until_exhausted(
             run, self.parameters, tools, self.calling, selection.spare, selection.words()
         )
         if run.calls and all(call.never_made for call in run.calls):
-            return without_tools(run, replies, intents, respond=respond)
+            return without_tools(run, replies, intents)
         if self.planning.replan and run.calls and run.calls[0].exhausted:
-            return replanned(run, intents, skipped, self, respond=respond)
+            return replanned(run, intents, skipped, self)
         intents = self.more_rounds(run, intents)
-        return after_calls(run, replies, intents, skipped=skipped, respond=respond)
+        return after_calls(run, replies, intents, skipped=skipped)
 
     def more_rounds(self, run: Run, intents: list[str]) -> list[str]:
         """Make the calls a plan with the results shown still lacks; return the whole plan.
 
         Calls planned together run in order, each shown the results before it, so "find my
         city, then its weather" takes the city from the lookup. A call whose required values
-        are stated nowhere, results included, waited instead (``waits_for_a_result``): its
+        are stated nowhere, results included, waited instead (``call_with_retries``): its
         value must come from a result nobody asked for yet. Then the planning role is asked
         again with the results among the earlier turns, and the calls it plans beyond those
         already made (counted per tool) are made, up to ``rounds`` plans in all; in the last
@@ -445,8 +425,7 @@ class Freyr(StrategyModule):
         for left in reversed(range(self.planning.rounds - 1)):
             if not run.waiting or not returned_results(run.calls):
                 break
-            run.waiting.clear()
-            run.ledger.allow_waiting(left > 0)
+            run.ledger.next_round(may_wait=left > 0)
             conversation = with_results(run.conversation, run.calls)
             missing = still_missing(self.select(run, conversation=conversation), run.calls)
             if not missing.tools:

@@ -31,6 +31,7 @@ from freyr_dspy.strategies import make_strategy, register_strategy
 from freyr_dspy.strategies.base import StrategyModule
 from freyr_dspy.strategies.freyr import Freyr
 from freyr_dspy.strategies.nlt import Nlt
+from freyr_dspy.strategies.policies import CallPolicy, PlanningPolicy
 from freyr_dspy.strategies.run import Run
 from freyr_dspy.strategies.steps import Replies, Selection
 from freyr_dspy.tools import Toolbox
@@ -127,7 +128,7 @@ class Gated(StrategyModule):
 
     def run(self, run: Run) -> Result:
         """Gate, let the inner strategy select among the gated tools, then act on its choice."""
-        return self.act(run, self.select(run), respond=self.respond)
+        return self.act(self.ending(run), self.select(run))
 
     def select(
         self, run: Run, *, conversation: str | None = None, require_tool: bool = False
@@ -149,9 +150,9 @@ class Gated(StrategyModule):
             selection.tools, selection.unknown, selection.failure, selection.spare, selection.asks
         )
 
-    def act(self, run: Run, selection: Selection, *, respond: bool = True) -> Result:
+    def act(self, run: Run, selection: Selection) -> Result:
         """The inner strategy makes the calls and replies."""
-        return self.inner.act(run, selection, respond=respond)
+        return self.inner.act(run, selection)
 
     def replies(self) -> Replies:
         """The inner strategy's reply roles."""
@@ -161,6 +162,15 @@ class Gated(StrategyModule):
     def rounds(self) -> int:
         """The inner strategy's planning rounds."""
         return self.inner.rounds
+
+    @property  # type: ignore[override]
+    def calling(self) -> CallPolicy:
+        """The inner strategy's call policy: it makes the calls."""
+        return self.inner.calling
+
+    @calling.setter
+    def calling(self, policy: CallPolicy) -> None:
+        self.inner.calling = policy
 
 
 def inner_strategy(inner: StrategyModule | str | Mapping[str, Any]) -> StrategyModule:
@@ -189,7 +199,7 @@ def inner_strategy(inner: StrategyModule | str | Mapping[str, Any]) -> StrategyM
 #: The inner strategies built by name: FREYR's selection without its confirm step (the gate
 #: narrows the plan instead), and NLT as it is.
 _INNER_DEFAULTS: dict[str, Callable[[], StrategyModule]] = {
-    "freyr": lambda: Freyr(confirm=False),
+    "freyr": lambda: Freyr(PlanningPolicy(confirm=False)),
     "nlt": Nlt,
 }
 

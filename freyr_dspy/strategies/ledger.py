@@ -49,6 +49,10 @@ class Ledger:
         self.calls.append(record)
         call_recorded(record)
 
+    def retry_last(self, record: CallRecord) -> None:
+        """Replace the last call with ``record``: its retry, which carries its attempts."""
+        self.calls[-1] = record
+
     def add_made_elsewhere(self, records: Iterable[CallRecord]) -> None:
         """Record calls someone else made (a client that ran them and sent their results).
 
@@ -75,6 +79,11 @@ class Ledger:
     def wait(self, tool: str) -> None:
         """Leave a planned call of ``tool`` for the next round."""
         self.waiting.append(tool)
+
+    def next_round(self, *, may_wait: bool) -> None:
+        """A new planning round: nothing waits any more; ``may_wait`` as ``allow_waiting``."""
+        self.waiting.clear()
+        self.can_wait = may_wait
 
     def refuse_copies(self, copies: Iterable[tuple[str, str, str]]) -> None:
         """Remember example copies refused once: the same copy written again stands."""

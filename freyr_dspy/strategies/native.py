@@ -30,6 +30,7 @@ from freyr_dspy.roles.base import Role
 from freyr_dspy.schemas import CallRecord, Failure, Outcome, Result
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies.base import StrategyModule
+from freyr_dspy.strategies.policies import CallPolicy
 from freyr_dspy.strategies.run import ModelFailure, Run, lm_of
 from freyr_dspy.tools import Tool
 from freyr_dspy.tools.schema import inline_refs
@@ -182,8 +183,11 @@ def check_tool_support(module: Role) -> None:
         )
 
 
-def run_native(run: Run, role: Role) -> Result:
-    """Run one request with native tool calls and error feedback (see module docstring)."""
+def run_native(run: Run, role: Role, policy: CallPolicy) -> Result:
+    """Run one request with native tool calls and error feedback (see module docstring).
+
+    ``policy``: its ``max_retries`` rounds of calls after the first, its grounding.
+    """
     check_tool_support(role)
     tools = [as_dspy_tool(t) for t in run.toolbox]
     inputs: dict[str, Any] = {
@@ -194,18 +198,18 @@ def run_native(run: Run, role: Role) -> Result:
     history: list[dict[str, Any]] = []
     intents: list[str] = []
     failed: list[str] = []
-    for _round in range(1 + run.max_retries):
+    for _round in range(1 + policy.max_retries):
         prediction = _call(run, role, inputs, history, tools)
         calls = prediction.calls.tool_calls
         if not calls:  # the model answered in text: its reply ends the turn
             return run.result(prediction.response, intents, _failure(failed))
         intents = run.ledger.plan(intents or [call.name for call in calls])
-        results, failed = execute_calls(run, calls, len(history))
+        results, failed = execute_calls(run, calls, len(history), policy)
         history.append({**inputs, "calls": results})
         inputs = {}  # later rounds continue the conversation held in the history
         if not failed:
             break
-    if run.calls_only:
+    if run.ending != "reply":
         return run.result("", intents, _failure(failed))
     reply = _call(run, role, {}, history, []).response
     return run.result(reply, intents, _failure(failed))
@@ -244,16 +248,19 @@ def _cause(exc: BaseException, kind: type[ToolUnsupportedError]) -> ToolUnsuppor
     return None
 
 
-def execute_calls(run: Run, calls: list[Any], round_index: int) -> tuple[dspy.ToolCalls, list[str]]:
-    """Execute the model's calls in order.
+def execute_calls(
+    run: Run, calls: list[Any], round_index: int, policy: CallPolicy
+) -> tuple[dspy.ToolCalls, list[str]]:
+    """Execute the model's calls in order, grounded as ``policy`` says.
 
     Returns:
         The calls with their results attached (for the history), and the failed tool names.
     """
+    tools = run.tools(policy)
     values, errors, named = [], [], []
     for i, call in enumerate(calls):
-        arguments, dropped = run.grounded(call.name, dict(call.args or {}))
-        outcome = run.execute(call.name, arguments)
+        arguments, dropped = tools.grounded(call.name, dict(call.args or {}))
+        outcome = tools.execute(call.name, arguments)
         run.ledger.add_call(_record(call.name, arguments, outcome, dropped))
         values.append(outcome.render())
         errors.append(not outcome.ok)
@@ -290,7 +297,7 @@ class Native(StrategyModule):
 
     def run(self, run: Run) -> Result:
         """Call tools natively, feed errors back, then reply."""
-        return run_native(run, self.native)
+        return run_native(run, self.native, self.calling)
 
 
 register_role(ROLE, NativeToolCaller)

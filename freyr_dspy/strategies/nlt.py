@@ -11,6 +11,9 @@ benchmark scores the selected set).
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import ClassVar
 
 from freyr_dspy.roles.base import Role
 from freyr_dspy.roles.tool_selection import (
@@ -22,7 +25,7 @@ from freyr_dspy.roles.tool_selection import (
 from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies.base import StrategyModule
-from freyr_dspy.strategies.policies import CallPolicy, changed_settings
+from freyr_dspy.strategies.policies import CallPolicy, Policy, changed_settings
 from freyr_dspy.strategies.retry.loop import call_until_exhausted
 from freyr_dspy.strategies.run import Run
 from freyr_dspy.strategies.steps import (
@@ -45,7 +48,7 @@ def select_tools(run: Run, role: Role) -> Assessment:
         contract=selection_contract(run.toolbox.names),
         conversation=run.conversation,
         message=run.message,
-        tools=render_selection_catalog(run.toolbox, run.program.catalog_level),
+        tools=render_selection_catalog(run.toolbox, run.catalog_level),
     )
     assessment = assess(prediction, run.toolbox.names)
     if assessment.unknown:
@@ -68,8 +71,12 @@ class Nlt(StrategyModule):
     """Natural Language Tools (see the module docstring).
 
     Args:
+        calling: how selected tools become calls and failed calls are retried
+            (``CallPolicy``).
         respond: write a reply after the calls (a summary, or a chat reply when no tool was
             selected). Off, the calls are the whole result and no reply call is paid for.
+
+    Settings (the call policy's fields, as a label writes them: ``nlt+exclude_blamed``):
         exclude_blamed: a retry may not write again a value the last error blamed
             (``freyr_dspy.strategies.retry.blame``).
         choose_listed: a retry of an argument an error blamed must take one of the values
@@ -89,17 +96,12 @@ class Nlt(StrategyModule):
     selects = True
     description = "NLT: think, YES/NO for every tool, then parameters per selected tool, summary"
 
-    def __init__(
-        self,
-        respond: bool = True,
-        exclude_blamed: bool = False,
-        choose_listed: bool = False,
-        require_stated: bool = False,
-        split_calls: bool = False,
-    ) -> None:
+    policies: ClassVar[Mapping[str, type[Policy]]] = MappingProxyType({"calling": CallPolicy})
+
+    def __init__(self, calling: CallPolicy | None = None, respond: bool = True) -> None:
         super().__init__(("tool_selection", "parameters", "summary", "chat"))
         self.respond = respond
-        self.calling = CallPolicy(exclude_blamed, choose_listed, require_stated, split_calls)
+        self.calling = calling or CallPolicy()
 
     def config(self) -> dict[str, bool]:
         """The settings that differ from the defaults (``respond: False``, others ``True``)."""
@@ -107,7 +109,7 @@ class Nlt(StrategyModule):
 
     def run(self, run: Run) -> Result:
         """Select, call, reply."""
-        return self.act(run, self.select(run), respond=self.respond)
+        return self.act(self.ending(run), self.select(run))
 
     def replies(self) -> Replies:
         """The roles that write the reply."""
@@ -126,19 +128,19 @@ class Nlt(StrategyModule):
             list(assessment.selected), list(assessment.unknown), selection_failure(assessment)
         )
 
-    def act(self, run: Run, selection: Selection, *, respond: bool = True) -> Result:
+    def act(self, run: Run, selection: Selection) -> Result:
         """Call each selected tool (parameters, execute, retries), then reply.
 
-        No tool selected means a chat reply. With ``respond=False`` no reply is written: the
-        calls are the result.
+        No tool selected means a chat reply; the run's ``ending`` says whether either is
+        written.
         """
         selected = selection.tools
         run.ledger.plan(selected)
         replies = self.replies()
         if not selected:
-            return without_tools(run, replies, [], selection.failure, respond=respond)
+            return without_tools(run, replies, [], selection.failure)
         skipped = call_until_exhausted(run, self.parameters, selected, self.calling)
-        return after_calls(run, replies, selected, selection.failure, skipped, respond=respond)
+        return after_calls(run, replies, selected, selection.failure, skipped)
 
 
 register_strategy(Nlt)

@@ -1,21 +1,37 @@
 """The switches of the tool-calling strategies, as small frozen policies the strategy holds.
 
 ``PlanningPolicy`` says how FREYR's plan is made and checked; ``CallPolicy`` says how a
-planned tool becomes calls and how a failed call is retried, and every strategy that calls
-tools through ``freyr_dspy.strategies.retry.loop`` holds one (``freyr``, ``nlt``, and ``gated``
-through its inner strategy). A strategy's settings are the fields of its policies, and its
-``config()`` the fields that differ from their defaults (``changed_settings``), so the
-artifacts saved before the policies existed describe the same strategies.
+planned tool becomes calls, how its arguments are checked and how often a failed call is
+retried. Every strategy holds a ``CallPolicy`` (``StrategyModule.calling``); ``gated`` holds
+its inner strategy's. A strategy is built from its policies
+(``Freyr(planning=PlanningPolicy(abstain=True))``); a label's flat settings
+(``freyr+abstain``) are packed into them by ``policy_settings``, and a strategy's ``config()``
+is the fields that differ from their defaults (``changed_settings``), so the artifacts saved
+before the policies existed describe the same strategies.
+
+``max_retries`` and ``ground_arguments`` are the program's settings (``FreyrProgram``, recorded
+in its spec), held in the call policy where the calls are made: they are not strategy
+settings, so no label or strategy config carries them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from freyr_dspy.errors import ConfigError
 
-__all__ = ["CallPolicy", "PlanningPolicy", "changed_settings"]
+__all__ = [
+    "PROGRAM_SETTINGS",
+    "CallPolicy",
+    "PlanningPolicy",
+    "changed_settings",
+    "policy_settings",
+]
+
+#: Call-policy fields the program sets (``FreyrProgram(max_retries=..., ground_arguments=...)``).
+PROGRAM_SETTINGS = ("max_retries", "ground_arguments")
 
 
 @dataclass(frozen=True)
@@ -50,6 +66,7 @@ class PlanningPolicy:
     rounds: int = 2
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "rounds", int(self.rounds))  # a label writes numbers as floats
         if self.rounds < 1:
             raise ConfigError(f"freyr: rounds is at least 1 (one plan), got {self.rounds}")
         for name in ("abstain", "scored_confirm", "refill"):
@@ -67,19 +84,29 @@ class PlanningPolicy:
 
 @dataclass(frozen=True)
 class CallPolicy:
-    """How planned tools become calls, and how a failed call is retried.
+    """How planned tools become calls, how their arguments are checked, how often retried.
 
     Attributes:
         exclude_blamed: a retry may not write again a value the last error blamed.
         choose_listed: a blamed argument must take one of the values its error lists.
         require_stated: make no call whose required text values the request never gave.
         split_calls: any planned tool may be written as several calls.
+        max_retries: retries of a failed call with its error as feedback (the program's).
+        ground_arguments: leave out optional values nobody stated, and refuse once a value
+            copied from a description's example (the program's).
     """
 
     exclude_blamed: bool = False
     choose_listed: bool = False
     require_stated: bool = False
     split_calls: bool = False
+    max_retries: int = 3
+    ground_arguments: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "max_retries", int(self.max_retries))
+        if self.max_retries < 0:
+            raise ConfigError(f"max_retries is at least 0, got {self.max_retries}")
 
     @property
     def reads_blame(self) -> bool:
@@ -87,10 +114,27 @@ class CallPolicy:
         return self.exclude_blamed or self.choose_listed
 
 
-def changed_settings(*policies: PlanningPolicy | CallPolicy) -> dict[str, Any]:
-    """The fields of ``policies`` that differ from their defaults, as one flat dict."""
+Policy = PlanningPolicy | CallPolicy
+
+
+def changed_settings(*policies: Policy) -> dict[str, Any]:
+    """The strategy settings of ``policies`` that differ from their defaults, as one flat dict.
+
+    The program's settings (``PROGRAM_SETTINGS``) are left out: the program records them.
+    """
     changed: dict[str, Any] = {}
     for policy in policies:
-        defaults = {f.name: f.default for f in fields(policy)}
-        changed |= {k: v for k, v in asdict(policy).items() if v != defaults[k]}
+        defaults = {f.name: f.default for f in fields(policy) if f.name not in PROGRAM_SETTINGS}
+        changed |= {k: v for k, v in asdict(policy).items() if k in defaults and v != defaults[k]}
     return changed
+
+
+def policy_settings(policy: type[Policy]) -> dict[str, Any]:
+    """The strategy settings a policy class holds, each with its default (program's left out)."""
+    return {f.name: f.default for f in fields(policy) if f.name not in PROGRAM_SETTINGS}
+
+
+def packed(policy: type[Policy], settings: Mapping[str, Any]) -> Policy:
+    """A ``policy`` made of the entries of flat ``settings`` that are its fields."""
+    names = {f.name for f in fields(policy)}
+    return policy(**{k: v for k, v in settings.items() if k in names})

@@ -16,6 +16,7 @@ from freyr_dspy.roles.prompted import ToolRequest, extract_calls
 from freyr_dspy.schemas import CallRecord, Failure, Result
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies.base import StrategyModule
+from freyr_dspy.strategies.policies import CallPolicy
 from freyr_dspy.strategies.run import Run
 
 __all__ = ["MAX_CALL_TURNS", "Prompted", "run_prompted"]
@@ -29,12 +30,13 @@ def _key(request: ToolRequest, run: Run) -> tuple[str, str]:
     return (tool.name if tool else request.tool, repr(sorted(request.parameters.items())))
 
 
-def _call(run: Run, request: ToolRequest) -> CallRecord:
+def _call(run: Run, request: ToolRequest, policy: CallPolicy) -> CallRecord:
     """Execute one requested call; a retry of a failed call updates that call's record."""
     tool = run.toolbox.resolve(request.tool)
     name = tool.name if tool else request.tool
-    arguments, dropped = run.grounded(name, dict(request.parameters))
-    outcome = run.execute(name, arguments)
+    tools = run.tools(policy)
+    arguments, dropped = tools.grounded(name, dict(request.parameters))
+    outcome = tools.execute(name, arguments)
     previous = run.calls[-1] if run.calls else None
     if previous is not None and previous.tool == name and not previous.outcome.ok:
         record = CallRecord(
@@ -45,7 +47,7 @@ def _call(run: Run, request: ToolRequest) -> CallRecord:
             errors=[*previous.errors, previous.outcome.message],
             dropped=dropped,
         )
-        run.calls[-1] = record
+        run.ledger.retry_last(record)
     else:
         record = CallRecord(tool=name, arguments=arguments, outcome=outcome, dropped=dropped)
         run.ledger.add_call(record)
@@ -57,13 +59,16 @@ def _observation(record: CallRecord) -> str:
     return f"Observation: {record.tool}({args}) -> {record.outcome.render()}"
 
 
-def run_prompted(run: Run, role: Role) -> Result:
-    """Loop: model -> JSON calls -> execute -> observations -> model, until a plain answer."""
+def run_prompted(run: Run, role: Role, policy: CallPolicy) -> Result:
+    """Loop: model -> JSON calls -> execute -> observations -> model, until a plain answer.
+
+    ``policy``: its ``max_retries`` failed calls end the loop, its grounding.
+    """
     catalog = run.toolbox.catalog("full")
     observations: list[str] = []
     done: set[tuple[str, str]] = set()
     failures = 0
-    for _turn in range(1 + run.max_retries + MAX_CALL_TURNS):
+    for _turn in range(1 + policy.max_retries + MAX_CALL_TURNS):
         prediction = run.call(
             role,
             conversation=run.conversation,
@@ -76,13 +81,13 @@ def run_prompted(run: Run, role: Role) -> Result:
         if not fresh:  # a plain answer, or only repeats of calls that already succeeded
             return _finish(run, reply.text)
         for request in fresh:
-            record = _call(run, request)
+            record = _call(run, request, policy)
             observations.append(_observation(record))
             if record.outcome.ok:
                 done.add(_key(request, run))
             else:
                 failures += 1
-        if failures > run.max_retries:
+        if failures > policy.max_retries:
             detail = "retries exhausted: " + run.calls[-1].outcome.message
             return _finish(run, "", Failure(kind="retries", detail=detail))
     return _finish(
@@ -108,7 +113,7 @@ class Prompted(StrategyModule):
 
     def run(self, run: Run) -> Result:
         """Loop: JSON calls and observations until a plain-text answer."""
-        return run_prompted(run, self.prompted)
+        return run_prompted(run, self.prompted, self.calling)
 
 
 register_strategy(Prompted)

@@ -69,7 +69,7 @@ def checked_chat_reply(run: Run, reply: str) -> tuple[str, list[str]]:
     result nobody looked up. Returns the reply to send and the numbers the written one made up.
     """
     # the catalog counts: "I can set alarms up to 24 hours ahead" quotes a tool, invents nothing
-    catalog = run.toolbox.catalog(run.program.catalog_level) if len(run.toolbox) > 0 else ""
+    catalog = run.toolbox.catalog(run.catalog_level) if len(run.toolbox) > 0 else ""
     evidence = Evidence.of(run.message, run.conversation, run.state_text(), catalog)
     invented = unsupported_numbers(reply, evidence)
     if not invented:

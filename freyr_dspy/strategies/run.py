@@ -3,10 +3,11 @@
 What the call does is written in the run's ``Ledger`` (the plan, the calls made, the state
 they left, the cost). Strategies call the roles they hold through the run
 (``run.call(self.intent, ...)``), which accounts for each role's model calls, tokens and
-seconds and turns a model's failure into ``ModelFailure``; tools are executed through it
-(``execute``, ``run_tool``), so state is committed only on success, and a value copied from a
-description's example is refused once. How a planned tool becomes calls and how a failed call
-is retried is ``freyr_dspy.strategies.retry.loop``, under a ``CallPolicy``.
+seconds and turns a model's failure into ``ModelFailure``; tools run through the run's
+``ToolExecutor`` (``run.tools(policy)``), which checks the arguments and commits state only
+on success. How a planned tool becomes calls and how a failed call is retried is
+``freyr_dspy.strategies.retry.loop``, under a ``CallPolicy``. How the run ends is its
+``ending``: the one way to stop before the reply.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 import dspy
 from dspy.utils.exceptions import LMError
@@ -27,42 +28,25 @@ from freyr_dspy.schemas import (
     Failure,
     FailureKind,
     OpenAsk,
-    Outcome,
     Result,
     RoleUsage,
 )
-from freyr_dspy.strategies.grounding import Evidence, copied_examples, examples_of, ground_arguments
+from freyr_dspy.strategies.executor import ToolExecutor
+from freyr_dspy.strategies.grounding import Evidence
 from freyr_dspy.strategies.ledger import Ledger
 from freyr_dspy.tools import Toolbox
 
 if TYPE_CHECKING:
-    from freyr_dspy.schemas import RoleModel
+    from freyr_dspy.strategies.policies import CallPolicy
     from freyr_dspy.tools import CatalogLevel
 
-__all__ = ["ModelFailure", "ProgramView", "Run", "call_text", "has_lm", "lm_of"]
+__all__ = ["Ending", "ModelFailure", "Run", "call_text", "has_lm", "lm_of"]
 
-
-class ProgramView(Protocol):
-    """What strategies read of the program a run belongs to (``FreyrProgram`` provides it).
-
-    A protocol rather than the class, so that strategies do not import the program that
-    imports them.
-    """
-
-    strategy_name: str
-    max_retries: int
-    ground_arguments: bool
-    catalog_level: CatalogLevel
-    assignment: dict[str, RoleModel]
-
-    @property
-    def role_names(self) -> tuple[str, ...]:
-        """The roles of the program's strategy."""
-        ...
-
-    def role(self, name: str) -> Role:
-        """The module playing role ``name``."""
-        ...
+#: How a run ends. ``reply``: a chat reply, or a summary of the calls made. ``calls``: once
+#: the calls are made, with no summary (a request that needs no tool still gets its chat
+#: reply): the caller reads the calls, or runs them elsewhere. ``nothing``: no reply is
+#: written at all, the calls (or the plan) are the result (NLT's ``respond=False``).
+Ending = Literal["reply", "calls", "nothing"]
 
 
 class ModelFailure(Exception):
@@ -81,14 +65,17 @@ class Run:
     ``dataclasses.replace(run, toolbox=...)``; it shares this run's ledger.
     """
 
-    program: ProgramView
+    #: The registry name of the strategy the run is for (its result says it).
+    strategy_name: str
     toolbox: Toolbox
     message: str
     conversation: str
     render_state: Callable[[Any], str]
     ledger: Ledger = field(default_factory=Ledger)
-    #: Stop once the calls are made: no summary call (the caller reads ``result.calls``).
-    calls_only: bool = False
+    #: How much of each tool the planning roles see.
+    catalog_level: CatalogLevel = "brief"
+    #: How the run ends (``Ending``).
+    ending: Ending = "reply"
     #: Only evaluate the prompts (``FreyrProgram.warm``): every role call writes one token.
     warming: bool = False
 
@@ -128,11 +115,6 @@ class Run:
     def can_wait(self) -> bool:
         """Whether a planned call may wait for the next round."""
         return self.ledger.can_wait
-
-    @property
-    def max_retries(self) -> int:
-        """How many times a failed tool call is retried with the error as feedback."""
-        return self.program.max_retries
 
     def state_text(self) -> str:
         """The current state as the roles see it."""
@@ -186,71 +168,16 @@ class Run:
         )
         self.ledger.add_usage(role, spent)
 
-    def grounded(
-        self, tool_name: str, arguments: dict[str, Any]
-    ) -> tuple[dict[str, Any], list[str]]:
-        """The model's arguments without optional values nobody stated, and the names dropped.
-
-        Evidence is what the user and the tools have said: the message, the conversation, the
-        state and the outcomes so far (``freyr_dspy.strategies.grounding``). Off with
-        ``FreyrProgram(ground_arguments=False)``; an unknown tool is left to validation.
-        """
-        tool = self.toolbox.resolve(tool_name)
-        if tool is None or not self.program.ground_arguments:
-            return dict(arguments), []
-        return ground_arguments(tool, arguments, self.evidence())
+    def tools(self, policy: CallPolicy) -> ToolExecutor:
+        """The executor of this run's calls, grounding them as ``policy`` says."""
+        return ToolExecutor(
+            self.toolbox, self.ledger, self.evidence, grounding=policy.ground_arguments
+        )
 
     def evidence(self) -> Evidence:
         """What the user and the tools have said so far, for grounding argument values."""
         outcomes = self.render_outcomes() if self.calls else ""
         return Evidence.of(self.message, self.conversation, self.state_text(), outcomes)
-
-    def execute(self, tool: str, arguments: dict[str, Any]) -> Outcome:
-        """Execute one call; commit the new state only when it succeeds.
-
-        A value copied from the tool's description example (``copied_example_refusal``) is
-        refused once, without running the tool, and the refusal is the call's error.
-        """
-        refusal = self.copied_example_refusal(tool, arguments)
-        if refusal is not None:
-            return Outcome(ok=False, message=refusal)
-        return self.run_tool(tool, arguments)
-
-    def run_tool(self, tool: str, arguments: dict[str, Any]) -> Outcome:
-        """Execute one call already checked for copied examples; commit the state on success."""
-        execution = self.toolbox.execute(tool, arguments, self.state)
-        if execution.outcome.ok:
-            self.ledger.commit(execution.state)
-        return execution.outcome
-
-    def copied_example_refusal(self, tool_name: str, arguments: dict[str, Any]) -> str | None:
-        """Why ``arguments`` are refused: a value is the description's example, never stated.
-
-        Small models copy "e.g. 'Weekly sync'" into the title instead of the user's words. The
-        copy goes back as an error so the model writes the value again; the same copy written
-        a second time stands, as the user may have meant it. None when nothing was copied, for
-        an unknown tool, and with ``ground_arguments=False``.
-        """
-        tool = self.toolbox.resolve(tool_name)
-        if tool is None or not self.program.ground_arguments:
-            return None
-        examples = examples_of(tool)
-        if not examples:  # most tools: no evidence to gather
-            return None
-        copies = [
-            (name, value)
-            for name, value in copied_examples(examples, arguments, self.evidence())
-            if (tool.name, name, value) not in self.ledger.refused_copies
-        ]
-        if not copies:
-            return None
-        self.ledger.refuse_copies((tool.name, name, value) for name, value in copies)
-        # The values are not repeated: a small model copies from its feedback as well.
-        names = ", ".join(dict.fromkeys(name for name, _ in copies))
-        return (
-            f"{names}: copied from the example in the description of {tool.name}, not a value "
-            "the user gave; write the value the request gives"
-        )
 
     def result(
         self,
@@ -263,7 +190,7 @@ class Run:
         """Package what this run produced (``unsupported``: what a rewritten reply invented)."""
         return Result(
             reply=reply,
-            strategy=self.program.strategy_name,
+            strategy=self.strategy_name,
             intents=intents,
             calls=self.calls,
             state=self.state,

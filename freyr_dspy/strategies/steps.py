@@ -3,9 +3,9 @@
 A selecting strategy (``freyr``, ``nlt``) splits into ``select(run) -> Selection`` and
 ``act(run, selection)``, so that a wrapper (``gated``) can run its inner strategy's selection
 on fewer tools and then let that strategy act. The reply is FREYR's: ``chat`` when no tool was
-called (``without_tools``), ``summarise`` the outcomes otherwise (``after_calls``); with
-``respond=False`` neither is written and the calls are the result. The strategy passes the
-roles it owns that write replies (``Replies``).
+called (``without_tools``), ``summarise`` the outcomes otherwise (``after_calls``); the run's
+``ending`` says whether either is written (``Run.ending``). The strategy passes the roles it
+owns that write replies (``Replies``).
 """
 
 from __future__ import annotations
@@ -132,11 +132,11 @@ def summarise(
     """Report the outcomes of the calls made (FREYR's LLM_summary).
 
     The summary sees every call made; the failure counts those from ``first_call`` on. A run
-    that wants the calls only (``Run.calls_only``) gets no summary and an empty reply, and one
+    that ends before its reply (``Run.ending``) gets no summary and an empty reply, and one
     whose every call was recorded rather than run gets the calls listed (``recorded_reply``).
     """
     failure = failure or exhausted_failure(run, skipped, first_call=first_call)
-    if run.calls_only:
+    if run.ending != "reply":
         return run.result("", intents, failure)
     if run.calls and all(call.outcome == recorded_outcome(call.tool) for call in run.calls):
         return run.result(recorded_reply(run.calls, run.open_asks), intents, failure)
@@ -165,17 +165,12 @@ def recorded_reply(calls: Sequence[CallRecord], open_asks: Sequence[OpenAsk] = (
 
 
 def without_tools(
-    run: Run,
-    replies: Replies,
-    intents: list[str],
-    failure: Failure | None = None,
-    *,
-    respond: bool = True,
+    run: Run, replies: Replies, intents: list[str], failure: Failure | None = None
 ) -> Result:
-    """The result when no tool is to be called: a chat reply, or none with ``respond=False``."""
-    return (
-        chat(run, replies.chat, intents, failure) if respond else run.result("", intents, failure)
-    )
+    """The result when no tool is to be called: a chat reply, unless the run ends on nothing."""
+    if run.ending == "nothing":
+        return run.result("", intents, failure)
+    return chat(run, replies.chat, intents, failure)
 
 
 def after_calls(
@@ -185,17 +180,13 @@ def after_calls(
     failure: Failure | None = None,
     skipped: list[str] | None = None,
     *,
-    respond: bool = True,
     first_call: int = 0,
 ) -> Result:
-    """The result after the calls: their summary, or none with ``respond=False``.
+    """The result after the calls: their summary, where the run ends on a reply.
 
     ``first_call`` as for ``summarise``.
     """
-    if respond:
-        return summarise(run, replies.summary, intents, failure, skipped, first_call=first_call)
-    failure = failure or exhausted_failure(run, skipped, first_call=first_call)
-    return run.result("", intents, failure)
+    return summarise(run, replies.summary, intents, failure, skipped, first_call=first_call)
 
 
 def exhausted_failure(

@@ -11,7 +11,7 @@ from freyr_dspy.backends.embedded import shared_engine
 from freyr_dspy.backends.llamacpp import LlamaCppEngine
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel, Sampling
-from freyr_dspy.strategies.freyr import Freyr
+from freyr_dspy.strategies import make_strategy
 
 pytestmark = pytest.mark.embedded
 
@@ -91,7 +91,7 @@ def test_generation_after_scoring_is_unchanged() -> None:
 
 
 def test_a_calibrated_freyr_program_runs_end_to_end_on_the_embedded_model() -> None:
-    program = FreyrProgram("todo", strategy=Freyr(calibrate=True))
+    program = FreyrProgram("todo", strategy=make_strategy("freyr", calibrate=True))
     greedy = RoleModel(model=MODEL, sampling=Sampling(temperature=0.0, seed=0))
     program.apply_assignment(dict.fromkeys(program.role_names, greedy))
     result = program(message="Add a task called buy milk").result

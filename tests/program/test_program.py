@@ -545,12 +545,14 @@ def test_gated_holds_the_gate_and_exactly_its_inner_strategys_roles(
     "strategy",
     [
         Freyr(),
-        Freyr(confirm=False),
-        Freyr(exclude_blamed=True),
-        Freyr(exclude_blamed=True, choose_listed=True),
-        Freyr(calibrate=True, replan=True, exclude_blamed=True, choose_listed=True),
-        Freyr(abstain=True),
-        Freyr(require_stated=True, split_calls=True),
+        make_strategy("freyr", confirm=False),
+        make_strategy("freyr", exclude_blamed=True),
+        make_strategy("freyr", exclude_blamed=True, choose_listed=True),
+        make_strategy(
+            "freyr", calibrate=True, replan=True, exclude_blamed=True, choose_listed=True
+        ),
+        make_strategy("freyr", abstain=True),
+        make_strategy("freyr", require_stated=True, split_calls=True),
         Nlt(respond=False),
         Gated(inner="nlt", respond=False),
     ],
@@ -681,7 +683,7 @@ def test_replan_carries_out_a_new_plan_after_the_first_call_fails_every_retry(
     build: Build,
 ) -> None:
     engine = replanning_engine(["add_task"])
-    program = build(engine, strategy=Freyr(replan=True), max_retries=1)
+    program = build(engine, strategy=make_strategy("freyr", replan=True), max_retries=1)
     result = program(message="put milk on my list").result
     assert [(c.tool, c.outcome.ok) for c in result.calls] == [
         ("complete_task", False),
@@ -713,7 +715,9 @@ def test_replan_carries_out_a_new_plan_after_the_first_call_fails_every_retry(
 def test_the_second_plans_contract_names_only_the_tools_left(build: Build) -> None:
     plain = replanning_engine(["add_task"])
     engine = FunctionLM(plain.answer, structured_output=True)
-    build(engine, strategy=Freyr(replan=True), max_retries=1)(message="put milk on my list")
+    build(engine, strategy=make_strategy("freyr", replan=True), max_retries=1)(
+        message="put milk on my list"
+    )
     first, second = [c for c in engine.calls if c.role == "intent"]
     formats = [c.config.response_format for c in (first, second)]
     schemas = [f.get("json_schema", f)["schema"] for f in formats]
@@ -727,7 +731,7 @@ def test_replan_that_names_the_withheld_tool_or_asks_none_keeps_the_first_failur
     build: Build, second_plan: list[str]
 ) -> None:
     engine = replanning_engine(second_plan)
-    program = build(engine, strategy=Freyr(replan=True), max_retries=1)
+    program = build(engine, strategy=make_strategy("freyr", replan=True), max_retries=1)
     result = program(message="put milk on my list").result
     assert [c.tool for c in result.calls] == ["complete_task"]
     assert result.intents == ["complete_task"]
@@ -751,7 +755,7 @@ def test_a_failed_call_to_the_only_tool_is_not_planned_again(build: Build) -> No
     )
     program = build(
         engine,
-        strategy=Freyr(replan=True),
+        strategy=make_strategy("freyr", replan=True),
         toolbox=Toolbox([Tool.from_function(ping)]),
         max_retries=0,
     )
@@ -777,7 +781,7 @@ def test_without_replan_or_after_a_first_call_that_worked_the_plan_is_not_asked_
         },
         summary=SUMMARY,
     )
-    program = build(later, strategy=Freyr(replan=True), max_retries=1)
+    program = build(later, strategy=make_strategy("freyr", replan=True), max_retries=1)
     result = program(message="add milk, tick off bread").result
     assert [(c.tool, c.outcome.ok) for c in result.calls] == [
         ("add_task", True),
@@ -788,7 +792,7 @@ def test_without_replan_or_after_a_first_call_that_worked_the_plan_is_not_asked_
 
 
 def test_replan_is_a_setting_of_the_strategy() -> None:
-    assert Freyr(replan=True).config() == {"replan": True}
+    assert make_strategy("freyr", replan=True).config() == {"replan": True}
     assert make_strategy("freyr", replan=True, calibrate=True).config() == {
         "calibrate": True,
         "replan": True,
@@ -844,7 +848,7 @@ def test_a_retry_cannot_write_the_value_its_error_blamed(
     engine = blamed_retries_engine()
     program = build(
         engine,
-        strategy=Freyr(exclude_blamed=exclude_blamed),
+        strategy=make_strategy("freyr", exclude_blamed=exclude_blamed),
         toolbox=Toolbox([Tool.from_function(move_to)]),
     )
     [call] = program(message="go to the hall").result.calls
@@ -894,7 +898,7 @@ def test_a_retry_is_offered_the_values_its_error_listed(build: Build, choose_lis
     )
     program = build(
         engine,
-        strategy=Freyr(choose_listed=choose_listed),
+        strategy=make_strategy("freyr", choose_listed=choose_listed),
         toolbox=Toolbox([Tool.from_function(open_door)]),
     )
     [call] = program(message="open the hall").result.calls

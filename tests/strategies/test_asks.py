@@ -9,7 +9,7 @@ import pytest
 
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.strategies.freyr import Freyr
+from freyr_dspy.strategies import make_strategy
 from freyr_dspy.testing import FakeCall, FunctionLM
 from freyr_dspy.tools import Tool, Toolbox
 
@@ -36,7 +36,7 @@ def program(
         return value(call) if callable(value) else value
 
     engine = FunctionLM(answer)
-    prog = FreyrProgram(toolbox=toolbox, strategy=Freyr(asks=True, **settings))
+    prog = FreyrProgram(toolbox=toolbox, strategy=make_strategy("freyr", asks=True, **settings))
     prog.set_lm(dspy.LM("fake/asks", engine=engine, cache=False))
     return prog, engine
 
@@ -151,10 +151,16 @@ def test_an_ask_whose_tool_the_check_rejects_stays_open() -> None:
 
 
 def test_asks_holds_the_asks_role_in_place_of_intent_and_excludes_calibrate() -> None:
-    assert Freyr(asks=True).role_names == ("asks", "confirm", "parameters", "summary", "chat")
-    assert Freyr(asks=True).config() == {"asks": True}
+    assert make_strategy("freyr", asks=True).role_names == (
+        "asks",
+        "confirm",
+        "parameters",
+        "summary",
+        "chat",
+    )
+    assert make_strategy("freyr", asks=True).config() == {"asks": True}
     with pytest.raises(ConfigError, match="calibrate"):
-        Freyr(asks=True, calibrate=True)
+        make_strategy("freyr", asks=True, calibrate=True)
 
 
 def test_malformed_asks_are_read_leniently() -> None:

@@ -1,4 +1,4 @@
-"""Calibrated choice of the plan's first tool (``Freyr(calibrate=True)``), on scoring fakes."""
+"""Calibrated choice of the plan's first tool (``freyr+calibrate``), on scoring fakes."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class ScoringLM(ScriptedLM):
 
 @pytest.fixture
 def program(freyr_on_fake: Callable[..., FreyrProgram]) -> Callable[..., FreyrProgram]:
-    """Build a todo program with ``Freyr(calibrate=...)`` over one fake for every role."""
+    """Build a todo program with ``freyr+calibrate`` or not over one fake for every role."""
 
     def make(engine: ScriptedLM, calibrate: bool = True) -> FreyrProgram:
         return freyr_on_fake(engine, calibrate=calibrate)
@@ -114,6 +114,6 @@ def test_off_by_default_and_a_model_that_cannot_score_keeps_the_plan(program: An
 
 
 def test_the_setting_is_recorded_and_rebuilt() -> None:
-    assert Freyr(calibrate=True).config() == {"calibrate": True}
+    assert make_strategy("freyr", calibrate=True).config() == {"calibrate": True}
     assert Freyr().config() == {}
     assert make_strategy("freyr", calibrate=True).planning.calibrate

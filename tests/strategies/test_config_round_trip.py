@@ -3,7 +3,6 @@ own ``config()``: an artifact that records a strategy gets the same strategy bac
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,29 +14,32 @@ from freyr_dspy.strategies import (
     StrategyModule,
     load_strategies,
     make_strategy,
+    setting_defaults,
     setting_names,
 )
 from freyr_dspy.strategies.gated import INNER_STRATEGIES, Gated
 
 
 def _defaults(name: str) -> dict[str, Any]:
-    factory = STRATEGIES.get_named(name)
-    init = next(vars(c)["__init__"] for c in factory.__mro__ if "__init__" in vars(c))
-    return {
-        p.name: p.default
-        for p in inspect.signature(init).parameters.values()
-        if p.default is not inspect.Parameter.empty
-    }
+    return setting_defaults(STRATEGIES.get_named(name))
 
 
 def _variants(name: str) -> Iterator[dict[str, Any]]:
-    """The default settings, then each boolean switch flipped alone, then all flipped at once."""
-    flips = {k: not v for k, v in _defaults(name).items() if isinstance(v, bool)}
+    """The defaults, each boolean switch flipped alone, all flipped at once, and each number
+    setting moved off its default (with every switch it needs on)."""
+    defaults = _defaults(name)
+    flips = {k: not v for k, v in defaults.items() if isinstance(v, bool)}
     yield {}
     for key, value in flips.items():
         yield {key: value}
     if len(flips) > 1:
         yield flips
+    switches_on = {k: True for k, v in defaults.items() if isinstance(v, bool)}
+    for key, value in defaults.items():
+        if isinstance(value, int) and not isinstance(value, bool):
+            yield {key: value + 1}
+        elif value is None:  # a number that is off by default (freyr's abstain_margin)
+            yield {**switches_on, "calibrate": False, key: 2.0}
 
 
 def _strategies() -> list[tuple[str, dict[str, Any]]]:

@@ -39,7 +39,7 @@ def test_a_narrower_run_writes_the_ledger_of_the_run_it_came_from() -> None:
     run = PROGRAM.start_run("weather in Oslo")
     narrow = dataclasses.replace(run, toolbox=PROGRAM.toolbox.subset(names=["weather"]))
     narrow.ledger.plan(["weather"])
-    outcome = narrow.execute("weather", {"city": "Oslo"})
+    outcome = narrow.tools(PROGRAM.strategy.calling).execute("weather", {"city": "Oslo"})
     narrow.ledger.add_call(CallRecord(tool="weather", arguments={"city": "Oslo"}, outcome=outcome))
     assert run.intents == ["weather"] and [c.tool for c in run.calls] == ["weather"]
     assert len(run.toolbox) == 2 and len(narrow.toolbox) == 1

@@ -1,4 +1,4 @@
-"""Re-planning after a failed first call (``Freyr(replan=True)``) on the real embedded SmolLM2.
+"""Re-planning after a failed first call (``freyr+replan``) on the real embedded SmolLM2.
 
 The fakes of tests/test_program.py check which plan wins; here a real model and adapter run
 the second intent call, whose prompt carries the failure note.
@@ -10,7 +10,7 @@ import pytest
 
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel, Sampling
-from freyr_dspy.strategies.freyr import Freyr
+from freyr_dspy.strategies import make_strategy
 from freyr_dspy.tools import Tool, Toolbox
 
 pytestmark = pytest.mark.embedded
@@ -38,7 +38,9 @@ def order_taxi(address: str) -> str:
 
 def test_a_first_call_that_always_fails_is_planned_again_on_the_real_model() -> None:
     tools = Toolbox([Tool.from_function(book_table), Tool.from_function(order_taxi)])
-    program = FreyrProgram("todo", strategy=Freyr(replan=True), toolbox=tools, max_retries=0)
+    program = FreyrProgram(
+        "todo", strategy=make_strategy("freyr", replan=True), toolbox=tools, max_retries=0
+    )
     greedy = RoleModel(model=MODEL, sampling=Sampling(temperature=0.0, seed=0))
     program.apply_assignment(dict.fromkeys(program.role_names, greedy))
     result = program(message="Book a table at Luigi's for tonight").result

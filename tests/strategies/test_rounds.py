@@ -7,6 +7,7 @@ from typing import Any
 import dspy
 
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.strategies import make_strategy
 from freyr_dspy.strategies.freyr import Freyr
 from freyr_dspy.testing import FakeCall, FunctionLM
 from freyr_dspy.tools import Tool, Toolbox
@@ -47,7 +48,7 @@ def program(plans: list[list[str]], **settings: Any) -> tuple[FreyrProgram, Func
         return {"reply": "It is 2 °C in Oslo."}
 
     engine = FunctionLM(answer)
-    prog = FreyrProgram(toolbox=TOOLS, strategy=Freyr(**settings))
+    prog = FreyrProgram(toolbox=TOOLS, strategy=make_strategy("freyr", **settings))
     prog.set_lm(dspy.LM("fake/rounds", engine=engine, cache=False))
     return prog, engine
 

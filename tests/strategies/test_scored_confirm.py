@@ -1,4 +1,4 @@
-"""Confirm's verdicts read from scored likelihoods (``Freyr(scored_confirm=True)``), on fakes."""
+"""Confirm's verdicts read from scored likelihoods (``freyr+scored_confirm``), on fakes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from freyr_dspy.backends.llamacpp_scoring import ContinuationScores
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.strategies import make_strategy, parse_label
-from freyr_dspy.strategies.freyr import Freyr
 from freyr_dspy.strategies.scored_confirm import CONFIRM_MARGIN
 from freyr_dspy.testing import Answer, ScriptedLM
 
@@ -104,7 +103,7 @@ def test_the_setting_is_named_recorded_and_needs_confirm() -> None:
     strategy = make_strategy(name, **switches)
     assert strategy.config() == {"scored_confirm": True}
     with pytest.raises(ConfigError, match="scored_confirm checks plans with the confirm role"):
-        Freyr(confirm=False, scored_confirm=True)
+        make_strategy("freyr", confirm=False, scored_confirm=True)
 
 
 def test_a_one_tool_plan_may_be_scored_with_a_margin_of_its_own(program: Any) -> None:
@@ -132,4 +131,4 @@ def test_the_one_tool_margin_is_written_in_the_label_and_needs_scored_one_tool_v
     with pytest.raises(ConfigError, match="abstain_margin='high' is not a number"):
         parse_label("freyr+abstain_margin=high")
     with pytest.raises(ConfigError, match="needs abstain and scored_confirm"):
-        Freyr(scored_confirm=True, abstain_margin=2.0)
+        make_strategy("freyr", scored_confirm=True, abstain_margin=2.0)

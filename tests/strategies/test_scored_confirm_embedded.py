@@ -1,4 +1,4 @@
-"""Scored confirm verdicts on the real default model (``Freyr(scored_confirm=True)``).
+"""Scored confirm verdicts on the real default model (``freyr+scored_confirm``).
 
 The plan is given (two related tools); the confirm role's verdicts are scored on Qwen 1.5B: the
 asked tool is kept and the related one dropped, and nothing is kept when no tool fits. With
@@ -61,7 +61,7 @@ def confirmed_plan(functions: list[Callable[..., str]], message: str) -> tuple[l
     def confirm_only(run: Run) -> Result:
         return run.result("", confirm_intents(run, prog.role("confirm"), plan, scored=True))
 
-    result = prog.run_step(prog.start_run(message, calls_only=True), confirm_only)
+    result = prog.run_step(prog.start_run(message, ending="calls"), confirm_only)
     return result.intents, result.usage["confirm"].lm_calls
 
 
@@ -88,7 +88,7 @@ def test_a_dropped_entry_becomes_the_second_call_asked_for() -> None:
         return run.result("", kept)
 
     message = "Deploy version 3.4 of the payments service to dev and to staging."
-    result = prog.run_step(prog.start_run(message, calls_only=True), refilled)
+    result = prog.run_step(prog.start_run(message, ending="calls"), refilled)
     assert result.intents == ["deploy_service"]
     calls = [(call.tool, call.arguments.get("environment")) for call in result.calls]
     assert calls == [("deploy_service", "dev"), ("deploy_service", "staging")]

@@ -23,12 +23,8 @@ from freyr_dspy.roles.parameters import (
     several_calls_note,
 )
 from freyr_dspy.schemas import CallRecord, Outcome
-from freyr_dspy.strategies.grounding import (
-    differs_by_stated_values,
-    echoed_error,
-    tool_without_examples,
-    unstated_required,
-)
+from freyr_dspy.strategies.executor import ToolExecutor
+from freyr_dspy.strategies.grounding import differs_by_stated_values, tool_without_examples
 from freyr_dspy.strategies.policies import CallPolicy
 from freyr_dspy.strategies.retry.blame import RetryLimits, blame_note, blamed_arguments
 from freyr_dspy.strategies.run import Run, call_text
@@ -41,8 +37,6 @@ __all__ = [
     "call_with_retries",
     "fill_several",
     "returned_results",
-    "unstated",
-    "waits_for_a_result",
     "with_results",
 ]
 
@@ -197,8 +191,8 @@ def call_with_retries(
     """FREYR's inner loop: parameters -> execute -> on error, feed it back and retry.
 
     The parameters role sees only this tool's spec, and its answer is typed by the tool's
-    schema (``parameters_contract``). It gets ``1 + max_retries`` attempts, plus one for
-    each value refused as a copy of the description's example (``copied_example_refusal``),
+    schema (``parameters_contract``). It gets ``1 + policy.max_retries`` attempts, plus one
+    for each value refused as a copy of the description's example (``ToolExecutor.refusal``),
     after which the spec it sees has no examples left. After a failure it may give up
     instead (FREYR's ``OpError``): an operation that no arguments can make valid then costs
     no more attempts, and later calls still run.
@@ -208,46 +202,27 @@ def call_with_retries(
     ``words``: the words of the ask this call answers, when the request asks several things
     (``one_call_note``): a tool shown the whole request took another ask's values.
     """
-    attempts = _Attempts.of(run.toolbox.get(tool_name), policy, 1 + run.max_retries)
+    tools = run.tools(policy)
+    attempts = _Attempts.of(run.toolbox.get(tool_name), policy, tools)
     attempts.note = one_call_note(words) if words else ""
     may_wait = run.can_wait and returned_results(run.calls)
     while attempts.left > 0:
         attempts.left -= 1
         if not attempts.write(run, parameters, first):
             break
-        if may_wait and waits_for_a_result(run, tool_name, attempts.arguments):
+        if may_wait and tools.unstated(tool_name, attempts.arguments):
+            # A value stated nowhere, results so far included, would be made up where it
+            # should come from a result the plan has not asked for yet: while a round is left
+            # (``Run.can_wait``) the call waits for it (``Freyr.more_rounds``), planned again
+            # with the results shown; in the last round it is made as written.
             run.ledger.wait(tool_name)
             return attempts.record()
-        if attempts.try_call(run, policy):
+        if attempts.try_call(policy):
             break
         first = None
     record = attempts.record()
     run.ledger.add_call(record)
     return record
-
-
-def waits_for_a_result(run: Run, tool_name: str, arguments: dict[str, Any]) -> bool:
-    """Whether a call's required text values are stated nowhere, results so far included.
-
-    After another call of the request returned results, such a value would be made up where
-    it should come from a result the plan has not asked for yet: while a round is left
-    (``Run.can_wait``), the call is left for it (``Freyr.more_rounds``), planned again with
-    the results shown; in the last round it is made as written.
-    """
-    tool = run.toolbox.resolve(tool_name)
-    return tool is not None and bool(unstated_required(tool, arguments, run.evidence()))
-
-
-def unstated(run: Run, tool_name: str, arguments: dict[str, Any], policy: CallPolicy) -> list[str]:
-    """The required text arguments nobody stated, with ``require_stated`` (else none).
-
-    Checked until the tool has run once (``call_with_retries``); a copy of a
-    description's example is refused first, so the model writes the user's value.
-    """
-    tool = run.toolbox.resolve(tool_name)
-    if not policy.require_stated or tool is None:
-        return []
-    return unstated_required(tool, arguments, run.evidence())
 
 
 @dataclass
@@ -261,6 +236,8 @@ class _Attempts:
     #: The tool's parameter schemas, ``$ref``s inlined: what a blamed value is checked against.
     properties: dict[str, Any]
     left: int
+    #: Checks the arguments and runs the tool.
+    tools: ToolExecutor
     arguments: dict[str, Any] = field(default_factory=dict)
     dropped: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -278,15 +255,16 @@ class _Attempts:
         return f"{spec}\n\n{self.note}" if self.note else spec
 
     @classmethod
-    def of(cls, tool: Tool, policy: CallPolicy, attempts: int) -> _Attempts:
+    def of(cls, tool: Tool, policy: CallPolicy, tools: ToolExecutor) -> _Attempts:
         limits = RetryLimits(policy.exclude_blamed, policy.choose_listed)
         properties = parameters_contract(tool)["arguments"].get("properties", {})
-        return cls(tool=tool, shown=tool, limits=limits, properties=properties, left=attempts)
+        attempts = 1 + policy.max_retries
+        return cls(tool, tool, limits, properties, left=attempts, tools=tools)
 
     def write(self, run: Run, parameters: Role, first: dict[str, Any] | None) -> bool:
         """Take the next arguments: ``first``, else the parameters role's; False if it gave up."""
         if first is not None:
-            self.arguments, self.dropped = run.grounded(self.tool.name, first)
+            self.arguments, self.dropped = self.tools.grounded(self.tool.name, first)
             return True
         if not self.tool.parameters:
             return True
@@ -306,21 +284,26 @@ class _Attempts:
             message = f"not possible: {reason} (last error: {self.errors[-1]})"
             self.outcome, self.gave_up = Outcome(ok=False, message=message), True
             return False
-        self.arguments, self.dropped = run.grounded(self.tool.name, prediction.arguments)
+        self.arguments, self.dropped = self.tools.grounded(self.tool.name, prediction.arguments)
         return True
 
-    def try_call(self, run: Run, policy: CallPolicy) -> bool:
-        """Check the arguments, run the tool, learn from a failure; True when no retry follows."""
-        last_error = self.errors[-1] if self.errors else ""
-        echoed = echoed_error(self.arguments, last_error, run.evidence()) if last_error else []
+    def try_call(self, policy: CallPolicy) -> bool:
+        """Check the arguments, run the tool, learn from a failure; True when no retry follows.
+
+        Required values nobody stated (``require_stated``) are checked until the tool has run
+        once, after a copy of a description's example is refused: the model first writes the
+        user's value.
+        """
+        tools, name = self.tools, self.tool.name
+        echoed = tools.echoed(self.arguments, self.errors[-1] if self.errors else "")
         if echoed:  # the feedback written back as a value: no call is better than that one
             message = f"not made: {', '.join(echoed)} repeats the last error, not the user's value"
             self.outcome, self.gave_up = Outcome(ok=False, message=message), True
             return True
-        refusal = run.copied_example_refusal(self.tool.name, self.arguments)
+        refusal = tools.refusal(name, self.arguments)
         # After a tool error the model may rightly write a value the error listed.
-        checked = refusal is None and not self.ran
-        missing = unstated(run, self.tool.name, self.arguments, policy) if checked else []
+        checked = policy.require_stated and refusal is None and not self.ran
+        missing = tools.unstated(name, self.arguments) if checked else []
         if missing:
             message = f"not made: the request gives no {', '.join(missing)}"
             self.outcome, self.gave_up = Outcome(ok=False, message=message), True
@@ -330,7 +313,7 @@ class _Attempts:
             self.outcome = Outcome(ok=False, message=refusal)
             self.shown = tool_without_examples(self.tool)  # what it cannot see, it cannot copy
         else:
-            self.outcome, self.ran = run.run_tool(self.tool.name, self.arguments), True
+            self.outcome, self.ran = tools.run(name, self.arguments), True
         if self.outcome.ok:
             return True
         self.learn(policy, refused=refusal is not None)

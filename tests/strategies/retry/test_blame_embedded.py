@@ -1,4 +1,4 @@
-"""Blamed values (``Freyr(exclude_blamed=True)``, ``choose_listed``) on the real SmolLM2.
+"""Blamed values (``freyr+exclude_blamed``, ``choose_listed``) on the real SmolLM2.
 
 tests/test_blame.py checks the grammar text; here llama.cpp samples under it: a door that no
 side and key open must be tried with another side (an enum) and another key (a free text) on
@@ -15,6 +15,7 @@ import pytest
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.prompting.narrowing import LONGEST_EXCLUDED
 from freyr_dspy.schemas import RoleModel, Sampling
+from freyr_dspy.strategies import make_strategy
 from freyr_dspy.strategies.freyr import Freyr
 from freyr_dspy.tools import Tool, Toolbox
 
@@ -42,7 +43,7 @@ def greedy_program(tool: Tool, strategy: Freyr) -> FreyrProgram:
 
 def attempts() -> list[tuple[str, ...]]:
     """The (side, key) of each attempt, read back from the errors."""
-    strategy = Freyr(confirm=False, exclude_blamed=True)
+    strategy = make_strategy("freyr", confirm=False, exclude_blamed=True)
     program = greedy_program(Tool.from_function(enter_vault), strategy)
     result = program(message="Enter the vault").result
     calls = [call for call in result.calls if call.tool == "enter_vault"]
@@ -77,7 +78,7 @@ def enter_room(room: str) -> str:
 
 
 def test_after_an_unknown_room_every_retry_takes_a_room_the_error_listed() -> None:
-    strategy = Freyr(confirm=False, exclude_blamed=True, choose_listed=True)
+    strategy = make_strategy("freyr", confirm=False, exclude_blamed=True, choose_listed=True)
     program = greedy_program(Tool.from_function(enter_room), strategy)
     result = program(message="Go into the kitchen").result
     [call] = [call for call in result.calls if call.tool == "enter_room"]
