@@ -29,7 +29,6 @@ from freyr_dspy.tools import Toolbox
 
 __all__ = [
     "BENCHMARKS",
-    "INPUT_FIELDS",
     "Benchmark",
     "Episode",
     "EvalOptions",

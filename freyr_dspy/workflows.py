@@ -20,7 +20,6 @@ from typing import Any
 import dspy
 
 from freyr_dspy.benchmark import EvalOptions
-from freyr_dspy.compiling.dataset_demos import TOOL_TEXT_FIELDS, deciding_roles, tool_text_fields
 from freyr_dspy.datasets import CallExample, ToolCallBenchmark, rows_from
 from freyr_dspy.datasets.toolboxes import DEFAULT_TOOLBOX
 from freyr_dspy.errors import ConfigError
@@ -31,14 +30,7 @@ from freyr_dspy.search.folds import DEFAULT_FOLDS
 from freyr_dspy.search.program_space import DEMO_OPTIMIZERS
 from freyr_dspy.settings import Settings
 
-__all__ = [
-    "TOOL_TEXT_FIELDS",
-    "Examples",
-    "compile",
-    "deciding_roles",
-    "evaluate",
-    "tool_text_fields",
-]
+__all__ = ["Examples", "compile", "evaluate"]
 
 #: Examples as the Python API takes them.
 Examples = Iterable[Mapping[str, Any] | CallExample | dspy.Example]

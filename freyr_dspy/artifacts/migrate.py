@@ -17,14 +17,7 @@ from freyr_dspy.program import FreyrProgram
 from freyr_dspy.program.spec import ProgramSpec
 from freyr_dspy.strategies import accepted_config, get_strategy
 
-__all__ = [
-    "LEGACY_PROGRAM_DEFAULTS",
-    "REWORDED_SIGNATURES",
-    "check_signatures",
-    "migrate_state_keys",
-    "taken_settings",
-    "with_legacy_defaults",
-]
+__all__ = ["check_signatures", "migrate_state_keys", "taken_settings", "with_legacy_defaults"]
 
 #: What a spec field meant when an older artifact left it out.
 LEGACY_PROGRAM_DEFAULTS = {

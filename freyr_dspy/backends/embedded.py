@@ -26,7 +26,6 @@ __all__ = [
     "EMBEDDED_MODELS",
     "GGUF_PREFIX",
     "EmbeddedModel",
-    "GgufSource",
     "PackagedFile",
     "PartPackages",
     "is_installed",

@@ -15,7 +15,7 @@ from freyr_dspy.backends.embedded import EMBEDDED_MODELS, GGUF_PREFIX, shared_en
 from freyr_dspy.errors import UnknownModelError
 from freyr_dspy.schemas import Sampling
 
-__all__ = ["EXAMPLE_IDS", "OLLAMA_DEFAULT_BASE", "OLLAMA_NUM_CTX", "REMOTE_ENGINE", "make_lm"]
+__all__ = ["EXAMPLE_IDS", "OLLAMA_NUM_CTX", "make_lm"]
 
 #: Remote calls go through litellm: it sends ``max_tokens`` (llama.cpp servers ignore
 #: ``max_completion_tokens``) and reaches Ollama's ``/api/chat`` with ``num_ctx``.

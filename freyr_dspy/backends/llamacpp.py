@@ -53,7 +53,6 @@ from freyr_dspy.text_stream import text_listener
 
 __all__ = [
     "AUTO_TOOLS",
-    "DEFAULT_N_CTX",
     "DEFAULT_PREFIX_CACHE_BYTES",
     "MAX_N_CTX",
     "LlamaCppEngine",

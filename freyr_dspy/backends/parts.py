@@ -21,7 +21,7 @@ from pathlib import Path
 
 from freyr_dspy.errors import ConfigError
 
-__all__ = ["Part", "PartSet", "assemble", "part_file"]
+__all__ = ["Part", "PartSet", "assemble"]
 
 _CHUNK = 8 * 1024 * 1024
 _assembly_lock = threading.Lock()

@@ -25,16 +25,7 @@ from freyr_dspy.errors import DataError, one_line
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
 
-__all__ = [
-    "TEST_ROWS",
-    "TRAINSET_FILE",
-    "GoldCall",
-    "TodoBenchmark",
-    "TodoRow",
-    "apply_calls",
-    "load_rows",
-    "row_step",
-]
+__all__ = ["TEST_ROWS", "TodoBenchmark", "load_rows", "row_step"]
 
 TRAINSET_FILE = "todo.jsonl"
 

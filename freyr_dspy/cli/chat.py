@@ -21,7 +21,7 @@ from freyr_dspy.cli.run import load_state_file, make_program, program_options, r
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
 
-__all__ = ["PROMPT", "ChatSession", "chat"]
+__all__ = ["ChatSession", "chat"]
 
 PROMPT = "you> "
 

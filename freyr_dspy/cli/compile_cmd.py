@@ -42,7 +42,7 @@ from freyr_dspy.search.folds import DEFAULT_FOLDS
 from freyr_dspy.search.program_space import DEMO_OPTIMIZERS, ProgramSpace, switch_names
 from freyr_dspy.settings import Settings
 
-__all__ = ["command", "regression_warning"]
+__all__ = []
 
 #: The dev share of a ``--no-search`` compile.
 DEV_FRACTION = 0.3

@@ -32,7 +32,7 @@ from freyr_dspy.evaluation import (
     write_json,
 )
 
-__all__ = ["benchmark_options", "checkpoint_path", "command"]
+__all__ = []
 
 
 def _csv(value: str | None) -> tuple[str, ...]:

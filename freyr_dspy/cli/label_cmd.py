@@ -11,7 +11,7 @@ import click
 from freyr_dspy.cli._common import make_settings, option_group, progress_bar
 from freyr_dspy.cli._dataset import open_tools, tools_options
 
-__all__ = ["command", "teacher_program"]
+__all__ = ["teacher_program"]
 
 
 #: The examples to label, the teacher that labels them, and where the rows go.

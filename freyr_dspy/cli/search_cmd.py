@@ -21,7 +21,7 @@ from freyr_dspy.cli._common import (
 )
 from freyr_dspy.cli._dataset import Dataset, dataset_options, open_dataset
 
-__all__ = ["command"]
+__all__ = []
 
 
 #: The search space: sampling ranges, retries, demos.

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from freyr_dspy.serve import ServedProgram
     from freyr_dspy.settings import Settings
 
-__all__ = ["command", "served_programs"]
+__all__ = ["served_programs"]
 
 #: Hosts only this machine reaches; elsewhere a server without --api-key gets a warning.
 LOOPBACK = ("127.0.0.1", "localhost", "::1")

@@ -9,7 +9,7 @@ import click
 from freyr_dspy.cli._common import make_settings
 from freyr_dspy.roles.signature_dump import write_signature_dumps
 
-__all__ = ["dump", "signatures"]
+__all__ = ["signatures"]
 
 
 @click.group()

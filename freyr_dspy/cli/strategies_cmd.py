@@ -18,7 +18,7 @@ from freyr_dspy.strategies import (
 )
 from freyr_dspy.strategies.presets import DEFAULT_STRATEGY, PRESETS
 
-__all__ = ["command", "describe_presets", "describe_strategy"]
+__all__ = []
 
 _ARG_LINE = re.compile(r"^\s{4,}(\w+):\s*(.*)$")
 

@@ -33,8 +33,6 @@ from freyr_dspy.roles.asks import ASK_WORDS_MOST, NO_TOOL
 from freyr_dspy.testing import Answer, FakeCall, FakeEngine
 
 __all__ = [
-    "GOLD_ANSWERS",
-    "GoldAnswer",
     "GoldContext",
     "ask_quotes",
     "detached_copy",

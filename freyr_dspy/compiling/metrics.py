@@ -20,14 +20,7 @@ import dspy
 from freyr_dspy.benchmark import Benchmark, Step, StepScore, gold_calls
 from freyr_dspy.prompting.parsing import CONVERSATION
 
-__all__ = [
-    "ROLE_METRICS",
-    "BenchmarkMetric",
-    "FeedbackMetric",
-    "Metric",
-    "feedback_text",
-    "intent_set_metric",
-]
+__all__ = ["ROLE_METRICS", "BenchmarkMetric", "FeedbackMetric", "intent_set_metric"]
 
 
 class Metric(Protocol):

@@ -43,22 +43,13 @@ from freyr_dspy.prompting.demo_pool import (
     pool_state,
 )
 from freyr_dspy.schemas import (
-    BUDGETS,
     OPTIMIZER_NAMES,
     OptimizerConfig,
-    OptimizerName,
     RoleModel,
     Sampling,
 )
 
-__all__ = [
-    "BUDGETS",
-    "OPTIMIZER_NAMES",
-    "OptimizerConfig",
-    "OptimizerName",
-    "apply_gold_demos",
-    "optimize",
-]
+__all__ = ["OPTIMIZER_NAMES", "OptimizerConfig", "optimize"]
 
 logger = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from freyr_dspy.datasets.format import AnyOf, ExpectedCall
 from freyr_dspy.evaluation.calls import values_equal
 from freyr_dspy.tools import Toolbox
 
-__all__ = ["CallCheck", "MadeCall", "argument_problems", "check_calls", "render_call"]
+__all__ = ["CallCheck", "check_calls", "render_call"]
 
 #: A call the program made: (tool name, arguments).
 MadeCall = tuple[str, Mapping[str, Any]]

@@ -21,7 +21,7 @@ from freyr_dspy.errors import ToolError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result
 
-__all__ = ["Labelling", "label_rows"]
+__all__ = ["label_rows"]
 
 logger = logging.getLogger(__name__)
 

@@ -14,18 +14,7 @@ from pydantic import BaseModel, Field
 from freyr_dspy.domains.base import Domain
 from freyr_dspy.tools import Tool, Toolbox
 
-__all__ = [
-    "TODO",
-    "Task",
-    "TodoState",
-    "add_task",
-    "complete_task",
-    "convert_minutes",
-    "list_tasks",
-    "make_todo_toolbox",
-    "remove_task",
-    "render_todo",
-]
+__all__ = ["TODO", "Task", "TodoState", "make_todo_toolbox"]
 
 
 class Task(BaseModel):

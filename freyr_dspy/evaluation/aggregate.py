@@ -29,22 +29,7 @@ from freyr_dspy.evaluation.stats import (
 )
 from freyr_dspy.evaluation.units import UnitResult
 
-__all__ = [
-    "ALL_CASES",
-    "BASELINE",
-    "METRICS",
-    "StepKey",
-    "StepValues",
-    "aggregate_benchmark",
-    "case_metrics",
-    "failure_counts",
-    "head_to_head",
-    "run_metrics",
-    "step_diagnostics",
-    "step_values",
-    "token_ratios",
-    "wilcoxon_table",
-]
+__all__ = ["ALL_CASES", "METRICS", "aggregate_benchmark", "run_metrics"]
 
 #: The metrics of the table, in column order (see ``run_metrics``).
 METRICS: tuple[str, ...] = ("steps_pct", "tokens_in", "tokens_out", "seconds")

@@ -17,7 +17,7 @@ from typing import Any
 
 from freyr_dspy.tools import Toolbox
 
-__all__ = ["ExpectedCall", "calls_match", "values_equal"]
+__all__ = ["calls_match", "values_equal"]
 
 #: ``{"name": ..., "arguments": {...}}``, as written in a test set.
 ExpectedCall = Mapping[str, Any]

@@ -21,7 +21,7 @@ from typing import IO, Any
 from freyr_dspy.errors import ConfigError, DataError
 from freyr_dspy.evaluation.units import UnitKey, UnitResult
 
-__all__ = ["FORMAT", "VERSION", "Checkpoint"]
+__all__ = ["Checkpoint"]
 
 logger = logging.getLogger(__name__)
 

@@ -23,16 +23,7 @@ from freyr_dspy.errors import ConfigError, DataError
 from freyr_dspy.evaluation.report import read_report
 from freyr_dspy.evaluation.stats import bonferroni, sign_test, wilcoxon_paired
 
-__all__ = [
-    "SAME_SETUP",
-    "Comparison",
-    "Contestant",
-    "compare_reports",
-    "contestant_row",
-    "load_contestants",
-    "pair_rows",
-    "render_comparison",
-]
+__all__ = ["compare_reports", "render_comparison"]
 
 #: Config entries that must match for steps of two files to be paired.
 SAME_SETUP = (

@@ -20,7 +20,7 @@ from freyr_dspy.benchmark import EvalOptions
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.settings import DEFAULT_MODEL, Settings
 
-__all__ = ["EXTRA_OPTIONS", "PAPER_SAMPLING", "EvalConfig", "Mode", "parse_benchmark_options"]
+__all__ = ["EXTRA_OPTIONS", "PAPER_SAMPLING", "EvalConfig", "parse_benchmark_options"]
 
 Mode = Literal["bootstrap", "iterative"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["MACHINE", "STEP_LEVEL", "summarise_report"]
+__all__ = ["summarise_report"]
 
 #: Per-benchmark parts of the report that name single steps (kept out of the summary).
 STEP_LEVEL = ("steps",)

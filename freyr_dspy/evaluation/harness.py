@@ -24,7 +24,7 @@ from freyr_dspy.evaluation.runner import StepRecord
 from freyr_dspy.evaluation.scoring import Progress, run_episodes
 from freyr_dspy.evaluation.units import UnitKey, UnitResult
 
-__all__ = ["EvalRun", "Progress", "evaluate", "run_unit"]
+__all__ = ["EvalRun", "evaluate", "run_unit"]
 
 logger = logging.getLogger(__name__)
 

@@ -29,15 +29,7 @@ from freyr_dspy.schemas import RoleModel, Sampling
 from freyr_dspy.strategies import get_strategy, load_strategies, parse_label
 from freyr_dspy.strategies.presets import DEFAULT_STRATEGY, PRESET_LABEL
 
-__all__ = [
-    "Contestant",
-    "Plan",
-    "Unit",
-    "build_unit_program",
-    "make_plan",
-    "resolve_assignment",
-    "seeded",
-]
+__all__ = ["Plan", "Unit", "build_unit_program", "make_plan", "seeded"]
 
 logger = logging.getLogger(__name__)
 

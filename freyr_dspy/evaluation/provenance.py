@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-__all__ = ["UNKNOWN_CODE", "code_version"]
+__all__ = ["code_version"]
 
 #: What ``code_version`` says outside a git checkout (an installed package, no git).
 UNKNOWN_CODE = "unknown"

@@ -22,11 +22,9 @@ from freyr_dspy.evaluation.harness import EvalRun
 from freyr_dspy.program.assignment import main_model
 
 __all__ = [
-    "MAX_DIAGNOSTIC_LINES",
     "clean_json",
     "flatten_scalars",
     "format_interval",
-    "format_table",
     "read_report",
     "render_text",
     "report_data",

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["RetryStats", "format_retry_table", "retry_stats"]
+__all__ = ["format_retry_table", "retry_stats"]
 
 
 @dataclass

@@ -18,7 +18,6 @@ from typing import Any
 from scipy import stats as scipy_stats
 
 __all__ = [
-    "Interval",
     "bonferroni",
     "levenshtein",
     "mean_ci",

@@ -55,15 +55,7 @@ from freyr_dspy.prompting.contracts import (
 )
 from freyr_dspy.prompting.placeholders import says_nothing
 
-__all__ = [
-    "STATIC_INPUTS",
-    "FreyrChatAdapter",
-    "FreyrJSONAdapter",
-    "LeanAdapter",
-    "input_order",
-    "make_adapter",
-    "output_line",
-]
+__all__ = ["FreyrChatAdapter", "FreyrJSONAdapter", "LeanAdapter", "input_order", "make_adapter"]
 
 _SYSTEM_MESSAGES: weakref.WeakKeyDictionary[type, dict[tuple[Any, ...], str]] = (
     weakref.WeakKeyDictionary()

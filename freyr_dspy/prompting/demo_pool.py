@@ -31,7 +31,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 __all__ = [
     "POOL_ATTRIBUTE",
     "REQUEST_FIELDS",
-    "DemoPool",
     "attach_pool",
     "check_pool",
     "demos_for",

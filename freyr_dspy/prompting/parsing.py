@@ -19,7 +19,6 @@ from freyr_dspy.tools import normalize_name
 
 __all__ = [
     "CONVERSATION",
-    "MAX_JSON_DEPTH",
     "MAX_NESTED_JSON",
     "bracket_depth",
     "load_json",

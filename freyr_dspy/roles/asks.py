@@ -23,7 +23,7 @@ from freyr_dspy.prompting.parsing import load_json, split_items, strip_fences
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
 
-__all__ = ["ASK_WORDS_MOST", "NO_TOOL", "AskLister", "AsksSignature", "asks_contract"]
+__all__ = ["ASK_WORDS_MOST", "NO_TOOL", "AskLister", "asks_contract"]
 
 #: The tool name of an ask no listed tool can do.
 NO_TOOL = "none"

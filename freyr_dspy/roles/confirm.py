@@ -22,7 +22,7 @@ from freyr_dspy.prompting.parsing import parse_arguments
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
 
-__all__ = ["ConfirmSignature", "PlanConfirmer", "confirm_contract", "confirmed"]
+__all__ = ["PlanConfirmer", "confirm_contract", "confirmed"]
 
 _TRUE = {"true", "yes", "y", "1", "asked"}
 _FALSE = {"false", "no", "n", "0", "not asked"}

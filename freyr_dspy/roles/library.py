@@ -20,14 +20,7 @@ from freyr_dspy.prompting.parsing import match_names, split_items
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
 
-__all__ = [
-    "NO_LIBRARY",
-    "Gate",
-    "LibrarySelector",
-    "LibrarySignature",
-    "library_contract",
-    "read_gate",
-]
+__all__ = ["NO_LIBRARY", "Gate", "library_contract", "read_gate"]
 
 #: What the gate answers when the message needs no tool at all.
 NO_LIBRARY = "none"

@@ -22,7 +22,6 @@ from freyr_dspy.tools import Tool
 from freyr_dspy.tools.schema import inline_refs
 
 __all__ = [
-    "GIVE_UP",
     "ParameterFiller",
     "ParametersSignature",
     "give_up_feedback",

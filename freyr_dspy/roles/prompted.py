@@ -21,15 +21,7 @@ from freyr_dspy.prompting.parsing import MAX_NESTED_JSON, load_json, parse_text
 from freyr_dspy.roles import register_role
 from freyr_dspy.roles.base import Role
 
-__all__ = [
-    "CALL_FORMAT",
-    "PromptedCaller",
-    "PromptedSignature",
-    "Reply",
-    "ToolRequest",
-    "extract_calls",
-    "with_tools",
-]
+__all__ = ["CALL_FORMAT", "ToolRequest", "extract_calls"]
 
 _TOOL_KEYS = ("tool", "name", "tool_name", "function", "function_name", "action")
 _ARGUMENT_KEYS = ("parameters", "arguments", "args", "params", "input", "action_input")

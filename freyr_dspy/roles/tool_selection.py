@@ -27,7 +27,6 @@ from freyr_dspy.tools import Toolbox, normalize_name
 
 __all__ = [
     "Assessment",
-    "ToolSelectionSignature",
     "ToolSelector",
     "assess",
     "parse_assessment",

@@ -41,15 +41,7 @@ if TYPE_CHECKING:
     from optuna import Study
     from optuna.trial import FrozenTrial, Trial
 
-__all__ = [
-    "DEFAULT_TIMEOUT",
-    "DEFAULT_TRIALS",
-    "CompileBudget",
-    "CompileOutcome",
-    "TrialRow",
-    "compile_study",
-    "seed_configs",
-]
+__all__ = ["DEFAULT_TIMEOUT", "DEFAULT_TRIALS", "CompileBudget", "CompileOutcome", "compile_study"]
 
 logger = logging.getLogger(__name__)
 

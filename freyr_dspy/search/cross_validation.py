@@ -33,7 +33,7 @@ from freyr_dspy.search.cache import EvaluationCache
 from freyr_dspy.search.folds import Folds
 from freyr_dspy.search.program_space import DemoRoles, ProgramConfig
 
-__all__ = ["PLAN_ROLES", "CrossValidation", "ProgramMaker", "demo_roles_of"]
+__all__ = ["CrossValidation", "ProgramMaker"]
 
 logger = logging.getLogger(__name__)
 

@@ -34,7 +34,7 @@ from freyr_dspy.search.storage import storage_url
 from freyr_dspy.search.study import spread
 from freyr_dspy.settings import Settings
 
-__all__ = ["FitOptions", "artifact_meta", "fit_program", "program_maker", "training_rows"]
+__all__ = ["FitOptions", "fit_program"]
 
 
 @dataclass(frozen=True)

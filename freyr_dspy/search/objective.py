@@ -27,15 +27,7 @@ from freyr_dspy.search.space import SearchSpace, TrialConfig, TrialPicker, sugge
 if TYPE_CHECKING:
     from optuna.trial import Trial
 
-__all__ = [
-    "LOST_REASONS",
-    "OBJECTIVES",
-    "DemoFn",
-    "Direction",
-    "Objective",
-    "build_trial_program",
-    "worker_id",
-]
+__all__ = ["LOST_REASONS", "OBJECTIVES", "DemoFn", "Objective", "build_trial_program", "worker_id"]
 
 logger = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from freyr_dspy.search.svg import pareto_svg
 if TYPE_CHECKING:
     from optuna import Study
 
-__all__ = ["format_table", "pareto_rows", "write_plots", "write_report"]
+__all__ = ["format_table", "write_report"]
 
 logger = logging.getLogger(__name__)
 

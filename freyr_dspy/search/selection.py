@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from freyr_dspy.search.folds import Folds
 
-__all__ = ["ALPHA", "Choice", "Scored", "choose", "sign_test", "wilson_interval"]
+__all__ = ["Choice", "Scored", "choose", "sign_test", "wilson_interval"]
 
 #: Significance of the guard's one-sided sign test.
 ALPHA = 0.05

@@ -26,9 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALL_ROLES",
-    "TEMPERATURE_STEP",
-    "TOP_K_PROVIDERS",
-    "TOP_P_STEP",
     "BaselinePicker",
     "Picker",
     "SearchSpace",

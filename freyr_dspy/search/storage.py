@@ -26,16 +26,7 @@ from freyr_dspy.errors import ConfigError, one_line
 if TYPE_CHECKING:
     from optuna.storages import BaseStorage, RDBStorage
 
-__all__ = [
-    "GRACE_PERIOD",
-    "HEARTBEAT_INTERVAL",
-    "MAX_STALE_RETRIES",
-    "fail_dead_local_trials",
-    "open_storage",
-    "redact",
-    "storage_url",
-    "with_driver",
-]
+__all__ = ["fail_dead_local_trials", "open_storage", "redact", "storage_url"]
 
 logger = logging.getLogger(__name__)
 

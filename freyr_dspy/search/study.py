@@ -33,18 +33,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CACHE_DIR",
-    "QUEUED_PARAMS",
-    "Callback",
-    "as_space",
-    "check_objectives",
-    "default_study_name",
     "enqueue",
     "evaluation_inputs",
-    "finished_trials",
     "load_episodes",
-    "open_study",
     "prepare_study",
-    "run_trials",
     "search_assignments",
     "spread",
     "validate_space",

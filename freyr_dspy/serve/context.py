@@ -23,14 +23,7 @@ from freyr_dspy.program import FreyrProgram
 from freyr_dspy.serve.conversation import Turn
 from freyr_dspy.serve.errors import context_exceeded
 
-__all__ = [
-    "CHARS_PER_TOKEN",
-    "PROGRAM_TOKENS",
-    "check_fits",
-    "context_window",
-    "estimate_tokens",
-    "model_context",
-]
+__all__ = ["check_fits", "context_window", "model_context"]
 
 CHARS_PER_TOKEN = 4
 #: Room kept for the program's own prompt (instructions, demos) and the reply.

@@ -27,7 +27,7 @@ from freyr_dspy.serve.protocol import (
     UserMessage,
 )
 
-__all__ = ["ToolResult", "Turn", "message_text", "read_turn"]
+__all__ = ["Turn", "read_turn"]
 
 
 @dataclass(frozen=True)

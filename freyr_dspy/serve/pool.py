@@ -21,7 +21,7 @@ from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.serve.programs import ServedProgram, ServedPrograms
 
-__all__ = ["ProgramPool", "program_pools"]
+__all__ = ["program_pools"]
 
 
 class ProgramPool:

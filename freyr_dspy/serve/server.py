@@ -15,7 +15,7 @@ from contextlib import contextmanager
 import uvicorn
 from fastapi import FastAPI
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "run_server", "serving_in_thread"]
+__all__ = ["run_server", "serving_in_thread"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000

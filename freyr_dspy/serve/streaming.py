@@ -26,15 +26,7 @@ from freyr_dspy.serve.errors import ApiError
 from freyr_dspy.serve.live import Delta, LiveAnswer
 from freyr_dspy.serve.protocol import ChatCompletion, ToolCall, new_completion_id
 
-__all__ = [
-    "ARGUMENT_PIECE",
-    "WORDS_PER_PIECE",
-    "first_delta",
-    "head_of",
-    "live_events",
-    "new_head",
-    "sse_events",
-]
+__all__ = ["first_delta", "live_events", "new_head", "sse_events"]
 
 #: Words per content chunk of an answer sent whole.
 WORDS_PER_PIECE = 4

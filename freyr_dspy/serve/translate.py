@@ -31,12 +31,10 @@ from freyr_dspy.serve.protocol import (
 from freyr_dspy.tools import Toolbox
 
 __all__ = [
-    "TOOL_NAME",
     "WAITING",
     "ToolPlan",
     "choice_of",
     "is_waiting_id",
-    "new_call_id",
     "plan_of",
     "tool_call",
     "toolbox_of",

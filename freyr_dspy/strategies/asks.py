@@ -19,15 +19,7 @@ from freyr_dspy.roles.base import Role
 from freyr_dspy.schemas import OpenAsk
 from freyr_dspy.strategies.run import Run
 
-__all__ = [
-    "MAX_ASKS",
-    "NO_TOOL_REASON",
-    "Ask",
-    "asked_words",
-    "open_asks",
-    "plan_of",
-    "recognise_asks",
-]
+__all__ = ["Ask", "open_asks", "plan_of", "recognise_asks"]
 
 #: Most asks one request may plan (as ``MAX_INTENTS`` for the intent role).
 MAX_ASKS = 8

@@ -16,7 +16,7 @@ from contextvars import ContextVar
 
 from freyr_dspy.schemas import CallRecord
 
-__all__ = ["CallListener", "call_recorded", "watching_calls"]
+__all__ = ["call_recorded", "watching_calls"]
 
 #: Called with each call a run records (failed ones too), in order.
 CallListener = Callable[[CallRecord], None]

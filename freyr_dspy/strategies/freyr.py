@@ -44,16 +44,13 @@ from freyr_dspy.strategies.steps import (
 from freyr_dspy.tools import Toolbox
 
 __all__ = [
-    "CONVERSATION_TOOL",
     "MAX_INTENTS",
     "Freyr",
-    "catalog_without",
     "confirm_intents",
     "copies_catalog",
     "freed_slots",
     "recognise_intents",
     "replan_note",
-    "replanned",
 ]
 
 CONVERSATION_TOOL = {CONVERSATION: "reply without any tool: chat, clarify, or suggest"}

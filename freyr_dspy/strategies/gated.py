@@ -36,13 +36,7 @@ from freyr_dspy.strategies.run import Run
 from freyr_dspy.strategies.steps import Replies, Selection
 from freyr_dspy.tools import Toolbox
 
-__all__ = [
-    "INNER_STRATEGIES",
-    "Gated",
-    "needs_fallback",
-    "open_gate",
-    "select_through_gate",
-]
+__all__ = ["INNER_STRATEGIES", "Gated"]
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from freyr_dspy.prompting.scoring import PromptFormatter, Scores, ScoringEngine
 from freyr_dspy.schemas import RoleUsage
 from freyr_dspy.strategies.run import lm_of
 
-__all__ = ["Scorer", "Scores", "role_messages", "role_scorer", "scoring_usage"]
+__all__ = ["Scores", "role_messages", "role_scorer", "scoring_usage"]
 
 
 #: ``scorer(messages, continuations)``: the log-likelihood of each continuation, or None.

@@ -303,12 +303,4 @@ class Native(StrategyModule):
 register_role(ROLE, NativeToolCaller)
 register_strategy(Native)
 
-__all__ = [
-    "Native",
-    "NativeToolCaller",
-    "NativeToolsAdapter",
-    "NativeToolsSignature",
-    "as_dspy_tool",
-    "check_tool_support",
-    "run_native",
-]
+__all__ = ["NativeToolsAdapter", "NativeToolsSignature", "as_dspy_tool"]

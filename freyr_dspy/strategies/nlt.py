@@ -36,7 +36,7 @@ from freyr_dspy.strategies.steps import (
     without_tools,
 )
 
-__all__ = ["Nlt", "select_tools", "selection_failure"]
+__all__ = ["Nlt"]
 
 logger = logging.getLogger(__name__)
 

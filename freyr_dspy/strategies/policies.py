@@ -22,13 +22,7 @@ from typing import Any
 
 from freyr_dspy.errors import ConfigError
 
-__all__ = [
-    "PROGRAM_SETTINGS",
-    "CallPolicy",
-    "PlanningPolicy",
-    "changed_settings",
-    "policy_settings",
-]
+__all__ = ["CallPolicy", "PlanningPolicy", "changed_settings", "policy_settings"]
 
 #: Call-policy fields the program sets (``FreyrProgram(max_retries=..., ground_arguments=...)``).
 PROGRAM_SETTINGS = ("max_retries", "ground_arguments")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_STRATEGY", "PRESETS", "PRESET_LABEL", "Preset", "default_strategy"]
+__all__ = ["DEFAULT_STRATEGY", "PRESETS", "PRESET_LABEL", "default_strategy"]
 
 #: What runs when neither the user nor a preset names a strategy.
 DEFAULT_STRATEGY = "freyr"

@@ -19,7 +19,7 @@ from freyr_dspy.strategies.base import StrategyModule
 from freyr_dspy.strategies.policies import CallPolicy
 from freyr_dspy.strategies.run import Run
 
-__all__ = ["MAX_CALL_TURNS", "Prompted", "run_prompted"]
+__all__ = []
 
 #: Turns beyond the retry budget: enough for several calls in a row, bounded for small models.
 MAX_CALL_TURNS = 4

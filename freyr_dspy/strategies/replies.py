@@ -18,14 +18,7 @@ from freyr_dspy.schemas import CallRecord, OpenAsk
 from freyr_dspy.strategies.grounding import Evidence, unsupported_numbers
 from freyr_dspy.strategies.run import Run, call_text
 
-__all__ = [
-    "NOTHING_DONE",
-    "checked_chat_reply",
-    "checked_reply",
-    "composed_reply",
-    "not_done_sentence",
-    "outcomes_text",
-]
+__all__ = ["checked_chat_reply", "checked_reply", "not_done_sentence", "outcomes_text"]
 
 #: The reply in words when nothing was done and the written one made results up.
 NOTHING_DONE = "I could not do that with the tools I have."

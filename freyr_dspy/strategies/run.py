@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from freyr_dspy.strategies.policies import CallPolicy
     from freyr_dspy.tools import CatalogLevel
 
-__all__ = ["Ending", "ModelFailure", "Run", "call_text", "has_lm", "lm_of"]
+__all__ = ["Ending", "ModelFailure", "Run", "call_text", "lm_of"]
 
 #: How a run ends. ``reply``: a chat reply, or a summary of the calls made. ``calls``: once
 #: the calls are made, with no summary (a request that needs no tool still gets its chat

@@ -32,8 +32,6 @@ __all__ = [
     "Selection",
     "after_calls",
     "chat",
-    "exhausted_failure",
-    "recorded_reply",
     "still_missing",
     "summarise",
     "unknown_tools_failure",

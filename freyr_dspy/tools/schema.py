@@ -18,16 +18,12 @@ from freyr_dspy.errors import ConfigError
 from freyr_dspy.tools.parameter import ToolParameter
 
 __all__ = [
-    "JSON_TYPES",
-    "TYPE_ALIASES",
     "argument_path",
     "describe_type",
     "inline_refs",
-    "main_type",
     "map_subschemas",
     "normalize_schema",
     "parameters_from_schema",
-    "resolve",
     "schema_types",
     "subschemas",
 ]

@@ -41,14 +41,7 @@ from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies.run import Run
 from freyr_dspy.tools import Tool, Toolbox, normalize_name
 
-__all__ = [
-    "CANDIDATES",
-    "MAX_MISSING_PER_CALL",
-    "NONE",
-    "Backward",
-    "rank_candidates",
-    "run_backward",
-]
+__all__ = ["Backward", "rank_candidates"]
 
 #: APIs offered to ``supporting_call`` for one missing value.
 CANDIDATES = 8

@@ -44,7 +44,7 @@ from freyr_dspy.errors import ConfigError, did_you_mean
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.strategies import strategy_with
 
-__all__ = ["CALLNAVI_BENCHMARK", "TRAINSET_FILE", "CallNaviBenchmark", "gold_call_list"]
+__all__ = ["CALLNAVI_BENCHMARK"]
 
 TRAINSET_FILE = "callnavi.jsonl"
 

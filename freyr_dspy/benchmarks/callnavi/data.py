@@ -28,18 +28,14 @@ from freyr_dspy.errors import ConfigError, DataError
 
 __all__ = [
     "DIFFICULTIES",
-    "DOMAIN_ORDER",
     "PLACEHOLDER",
     "ApiSpec",
     "CallNaviDomain",
     "Difficulty",
-    "ParameterForm",
     "Question",
     "available_domains",
     "callnavi_dir",
-    "load_apis",
     "load_domain",
-    "load_questions",
 ]
 
 #: The literal the gold answers use for values that come from earlier calls (or are open).

@@ -25,14 +25,7 @@ from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.tools import Toolbox
 
-__all__ = [
-    "CALLNAVI",
-    "CallNaviProgram",
-    "CallNaviState",
-    "domain_toolbox",
-    "render_state",
-    "state_toolbox",
-]
+__all__ = ["CALLNAVI", "CallNaviProgram", "CallNaviState", "domain_toolbox", "state_toolbox"]
 
 
 class CallNaviState(BaseModel):

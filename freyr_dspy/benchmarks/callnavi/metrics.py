@@ -44,7 +44,6 @@ __all__ = [
     "routing_match",
     "routing_match_strict",
     "routing_normalise",
-    "stability_text",
     "structure_match",
     "structure_match_strict",
     "syntax_valid",

@@ -29,7 +29,6 @@ __all__ = [
     "MAX_CALLS",
     "CallNaviStrategy",
     "api_toolbox",
-    "check_catalog_level",
     "fill_call",
     "finish",
     "last_raw_output",

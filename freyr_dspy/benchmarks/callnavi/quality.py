@@ -16,7 +16,7 @@ from typing import Any
 
 from freyr_dspy.benchmarks.callnavi.data import PLACEHOLDER, CallNaviDomain, Question
 
-__all__ = ["UNANSWERABLE", "QualityFlag", "flags_by_question", "padding_irregular", "quality_flags"]
+__all__ = ["UNANSWERABLE", "QualityFlag", "flags_by_question", "quality_flags"]
 
 
 @dataclass(frozen=True)

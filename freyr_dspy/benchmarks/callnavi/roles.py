@@ -38,19 +38,6 @@ from freyr_dspy.roles.base import Role
 from freyr_dspy.tools import Tool
 
 __all__ = [
-    "CALLNAVI_ROLES",
-    "CallParameterFiller",
-    "CallParametersSignature",
-    "FinalCallPicker",
-    "FinalCallSignature",
-    "MissingInputsFinder",
-    "MissingInputsSignature",
-    "Router",
-    "RouterSignature",
-    "SingleCallSignature",
-    "SingleCaller",
-    "SupportingCallPicker",
-    "SupportingCallSignature",
     "final_call_contract",
     "missing_inputs_contract",
     "read_call_list",

@@ -35,15 +35,7 @@ from freyr_dspy.benchmarks.callnavi.metrics import (
 from freyr_dspy.benchmarks.callnavi.quality import UNANSWERABLE
 from freyr_dspy.schemas import Result
 
-__all__ = [
-    "BY_DIFFICULTY",
-    "OVERALL",
-    "predicted_plan",
-    "score_prediction",
-    "stability",
-    "step_metrics",
-    "summarize_records",
-]
+__all__ = ["score_prediction", "step_metrics", "summarize_records"]
 
 #: Metrics reported per difficulty and macro-averaged; the others only overall.
 BY_DIFFICULTY = ("ast", "routing", "ast_strict")

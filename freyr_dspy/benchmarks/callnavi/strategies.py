@@ -30,7 +30,7 @@ from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies.run import Run
 
-__all__ = ["Single", "TwoStep", "run_single", "run_two_step"]
+__all__ = []
 
 
 def run_single(run: Run, role: Role, catalog_level: ApiCatalogLevel = "full") -> Result:

@@ -28,7 +28,7 @@ from freyr_dspy.benchmarks.callnavi.data import (
 from freyr_dspy.errors import DataError
 from freyr_dspy.program.name_refs import REFERENCE, fill_names_in_json
 
-__all__ = ["GoldCalls", "TrainRow", "benchmark_overlap", "load_trainset"]
+__all__ = ["benchmark_overlap", "load_trainset"]
 
 
 class GoldCalls(BaseModel):

@@ -21,18 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from freyr_dspy.benchmarks.llmaker.models import ENTITY_LISTS, Direction, Encounter, Level, Room
 
-__all__ = [
-    "Assertion",
-    "AttackAssertion",
-    "CheckLevel",
-    "CorridorAssertion",
-    "CountAssertion",
-    "CurrentAssertion",
-    "EntityAssertion",
-    "RoomAssertion",
-    "UnchangedAssertion",
-    "evaluate_assertions",
-]
+__all__ = ["Assertion", "evaluate_assertions"]
 
 CheckLevel = Literal["domain", "design"]
 _STRICT = ConfigDict(extra="forbid")

@@ -180,4 +180,4 @@ def _iterative(steps: list[TestStep]) -> list[Episode]:
 LLMAKER_BENCHMARK = LLMakerBenchmark()
 register_benchmark(LLMAKER_BENCHMARK)
 
-__all__ = ["LLMAKER_BENCHMARK", "LLMakerBenchmark", "failure_kind"]
+__all__ = ["LLMAKER_BENCHMARK", "failure_kind"]

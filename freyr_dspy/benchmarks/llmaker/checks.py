@@ -17,16 +17,13 @@ from freyr_dspy.benchmarks.llmaker.config import BENCHMARK_CONFIG
 from freyr_dspy.benchmarks.llmaker.models import Corridor, Encounter, Level
 
 __all__ = [
-    "Check",
     "IntentRule",
     "StepCheck",
     "all_of",
     "always",
     "any_of",
     "corridor_delta",
-    "current_corridor",
     "delta",
-    "enc",
     "exactly",
     "fill_room",
     "first_enemy_hp",

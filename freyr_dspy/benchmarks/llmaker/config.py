@@ -17,7 +17,6 @@ from freyr_dspy.errors import ToolError
 __all__ = [
     "BENCHMARK_CONFIG",
     "PUBLIC_CONFIG",
-    "VALIDATION_PREFIX",
     "LevelConfig",
     "fail",
     "require",

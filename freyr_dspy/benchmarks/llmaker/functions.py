@@ -21,7 +21,7 @@ from freyr_dspy.benchmarks.llmaker.entities import EntityFunctions
 from freyr_dspy.benchmarks.llmaker.rooms import RoomFunctions
 from freyr_dspy.tools import Tool, Toolbox
 
-__all__ = ["LIBRARIES", "LIBRARY_DESCRIPTIONS", "TOOL_NAMES", "LevelFunctions", "make_toolbox"]
+__all__ = ["LIBRARIES", "TOOL_NAMES", "make_toolbox"]
 
 #: Library -> tool names, in the order of the original ``get_tool_schema()``.
 LIBRARIES: dict[str, tuple[str, ...]] = {

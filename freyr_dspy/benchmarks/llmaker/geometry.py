@@ -13,7 +13,6 @@ from freyr_dspy.benchmarks.llmaker.config import fail
 from freyr_dspy.benchmarks.llmaker.models import OFFSETS, Corridor, Level
 
 __all__ = [
-    "Point",
     "check_free",
     "check_move",
     "corridor_cells",

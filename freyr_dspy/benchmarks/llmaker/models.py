@@ -24,8 +24,6 @@ __all__ = [
     "Direction",
     "Encounter",
     "Enemy",
-    "Entity",
-    "EntityType",
     "Level",
     "Room",
     "Slots",

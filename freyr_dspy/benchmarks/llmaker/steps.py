@@ -55,7 +55,7 @@ from freyr_dspy.benchmarks.llmaker.checks import (
 )
 from freyr_dspy.benchmarks.llmaker.models import Level
 
-__all__ = ["STEP_CHECKS", "evaluate_step", "get_step_check", "run_check"]
+__all__ = ["STEP_CHECKS", "evaluate_step", "get_step_check"]
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from freyr_dspy.benchmarks.llmaker.levels import read_level
 from freyr_dspy.benchmarks.llmaker.models import Level
 from freyr_dspy.errors import ConfigError, DataError
 
-__all__ = ["TEST_CASES_FILE", "TestStep", "llmaker_dir", "load_test_steps"]
+__all__ = ["TestStep", "load_test_steps"]
 
 TEST_CASES_FILE = "test_cases.json"
 

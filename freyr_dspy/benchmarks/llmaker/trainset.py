@@ -32,16 +32,7 @@ from freyr_dspy.errors import DataError
 from freyr_dspy.prompting.parsing import CONVERSATION
 from freyr_dspy.tools import Toolbox
 
-__all__ = [
-    "ASSERTIONS",
-    "TRAINSET_FILE",
-    "Expected",
-    "GoldCall",
-    "TrainRow",
-    "check_row",
-    "load_trainset",
-    "train_episodes",
-]
+__all__ = ["ASSERTIONS", "TRAINSET_FILE", "load_trainset", "train_episodes"]
 
 TRAINSET_FILE = "llmaker.jsonl"
 ASSERTIONS = TypeAdapter(list[Assertion])

@@ -42,7 +42,7 @@ from freyr_dspy.schemas import Result
 from freyr_dspy.strategies import strategy_with
 from freyr_dspy.tools import normalize_name
 
-__all__ = ["PROMPT_CHOICES", "NltBenchmark"]
+__all__ = ["NltBenchmark"]
 
 PROMPT_CHOICES = ("signature", "paper")
 _FUNCTION_NAMING = {"native", "prompted"}

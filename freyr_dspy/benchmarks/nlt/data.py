@@ -20,11 +20,7 @@ from freyr_dspy.errors import ConfigError, DataError
 from freyr_dspy.program.name_refs import REFERENCE, fill_names_in_json
 
 __all__ = [
-    "NLT_FOLDER",
-    "NltInput",
     "Scenario",
-    "TopicTool",
-    "TrainRow",
     "function_name",
     "load_scenario",
     "load_trainset",

@@ -22,7 +22,7 @@ from freyr_dspy.prompting.placeholders import NO_STATE
 from freyr_dspy.settings import Settings
 from freyr_dspy.tools import Tool, Toolbox
 
-__all__ = ["SCENARIOS", "Naming", "load", "make_domain", "make_toolbox"]
+__all__ = ["Naming", "make_domain", "make_toolbox"]
 
 Naming = Literal["topic", "function"]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from freyr_dspy.evaluation.stats import variance_across_inputs, variance_across_runs
 
-__all__ = ["BASELINE", "strategy_summary", "summarize_records"]
+__all__ = ["summarize_records"]
 
 BASELINE = "native"
 

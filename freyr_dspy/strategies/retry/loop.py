@@ -31,14 +31,7 @@ from freyr_dspy.strategies.run import Run, call_text
 from freyr_dspy.tools import Tool, recorded_outcome
 from freyr_dspy.tools.toolbox import render_tool_spec
 
-__all__ = [
-    "SPLIT_MOST",
-    "call_until_exhausted",
-    "call_with_retries",
-    "fill_several",
-    "returned_results",
-    "with_results",
-]
+__all__ = ["call_until_exhausted", "returned_results", "with_results"]
 
 #: Most calls of one tool the parameters role may write at once with ``split_calls``.
 SPLIT_MOST = 4
