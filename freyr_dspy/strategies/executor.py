@@ -23,10 +23,11 @@ from freyr_dspy.strategies.grounding import (
     echoed_error,
     examples_of,
     ground_arguments,
+    tool_without_examples,
     unstated_required,
 )
 from freyr_dspy.strategies.ledger import Ledger
-from freyr_dspy.tools import Toolbox
+from freyr_dspy.tools import Tool, Toolbox
 
 __all__ = ["ToolExecutor"]
 
@@ -82,6 +83,13 @@ class ToolExecutor:
             f"{names}: copied from the example in the description of {tool.name}, not a value "
             "the user gave; write the value the request gives"
         )
+
+    def shown_after_refusal(self, tool: Tool) -> Tool:
+        """``tool`` as the model is shown it once a copy was refused: without its examples.
+
+        What it cannot see, it cannot copy again.
+        """
+        return tool_without_examples(tool)
 
     def unstated(self, tool_name: str, arguments: dict[str, Any]) -> list[str]:
         """The required text arguments whose values nobody stated (none for an unknown tool)."""

@@ -24,7 +24,7 @@ from freyr_dspy.roles.parameters import (
 )
 from freyr_dspy.schemas import CallRecord, Outcome
 from freyr_dspy.strategies.executor import ToolExecutor
-from freyr_dspy.strategies.grounding import differs_by_stated_values, tool_without_examples
+from freyr_dspy.strategies.grounding import differs_by_stated_values
 from freyr_dspy.strategies.policies import CallPolicy
 from freyr_dspy.strategies.retry.blame import RetryLimits, blame_note, blamed_arguments
 from freyr_dspy.strategies.run import Run, call_text
@@ -304,7 +304,7 @@ class _Attempts:
         if refusal is not None:  # asking again for the user's value costs no retry
             self.left += 1
             self.outcome = Outcome(ok=False, message=refusal)
-            self.shown = tool_without_examples(self.tool)  # what it cannot see, it cannot copy
+            self.shown = tools.shown_after_refusal(self.tool)
         else:
             self.outcome, self.ran = tools.run(name, self.arguments), True
         if self.outcome.ok:
