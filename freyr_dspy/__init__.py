@@ -35,7 +35,7 @@ from freyr_dspy.strategies import STRATEGIES
 from freyr_dspy.tools import Tool, Toolbox, ToolParameter
 
 if TYPE_CHECKING:
-    from freyr_dspy.tools.mcp import McpConnection
+    from freyr_dspy.tools._mcp import McpConnection
     from freyr_dspy.workflows import compile, evaluate
 
 try:
@@ -82,7 +82,7 @@ __all__ = [
 _LAZY = {
     # NOTE: the MCP SDK takes about a second to import; the compile stack pulls in the
     # optimizers. Neither is needed to load and run a program.
-    "McpConnection": "freyr_dspy.tools.mcp",
+    "McpConnection": "freyr_dspy.tools._mcp",
     "compile": "freyr_dspy.workflows",
     "evaluate": "freyr_dspy.workflows",
 }

@@ -6,7 +6,7 @@ r"""``compile`` and ``evaluate``: the DSPy-style entry points on a user's own ex
     print(*outcome.lines(), sep="\n")                         # trials, the decision, test scores
     freyr_dspy.save(outcome.program, "compiled/mine.json", outcome.meta)
 
-Examples are dicts in the dataset format (``freyr_dspy.datasets.format``), ``CallExample``s
+Examples are dicts in the dataset format (``freyr_dspy.datasets._format``), ``CallExample``s
 or ``dspy.Example``s with the same fields; each is checked against the program's tools (or
 its own ``tools``) first. ``freyr compile/eval --tools ... --examples ...`` run the same code.
 """
@@ -21,13 +21,13 @@ import dspy
 
 from freyr_dspy.benchmark import EvalOptions
 from freyr_dspy.datasets import CallExample, ToolCallBenchmark, rows_from
-from freyr_dspy.datasets.toolboxes import DEFAULT_TOOLBOX
+from freyr_dspy.datasets._toolboxes import DEFAULT_TOOLBOX
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.evaluation.scoring import EvalSummary, Progress, score_program
+from freyr_dspy.evaluation._scoring import EvalSummary, Progress, score_program
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.search.compile_study import DEFAULT_TIMEOUT, DEFAULT_TRIALS, CompileOutcome
-from freyr_dspy.search.folds import DEFAULT_FOLDS
-from freyr_dspy.search.program_space import DEMO_OPTIMIZERS
+from freyr_dspy.search._compile_study import DEFAULT_TIMEOUT, DEFAULT_TRIALS, CompileOutcome
+from freyr_dspy.search._folds import DEFAULT_FOLDS
+from freyr_dspy.search._program_space import DEMO_OPTIMIZERS
 from freyr_dspy.settings import Settings
 
 __all__ = ["Examples", "compile", "evaluate"]
@@ -122,10 +122,10 @@ def compile(  # the name DSPy users look for; shadows the builtin in this module
         DataError: for the first bad example.
         ConfigError: a program without models, too few examples, an unknown switch.
     """
-    from freyr_dspy.search.compile_study import CompileBudget
-    from freyr_dspy.search.fitting import FitOptions, fit_program
-    from freyr_dspy.search.program_space import ProgramSpace, switch_names
-    from freyr_dspy.search.space import SearchSpace
+    from freyr_dspy.search._compile_study import CompileBudget
+    from freyr_dspy.search._fitting import FitOptions, fit_program
+    from freyr_dspy.search._program_space import ProgramSpace, switch_names
+    from freyr_dspy.search._space import SearchSpace
     from freyr_dspy.strategies import strategy_label
 
     benchmark = _benchmark(program, examples)

@@ -39,8 +39,8 @@ from freyr_dspy.strategies import Run
 
 # NOTE: the steps of FREYR's planning, called one by one to judge one plan many ways; no
 # public API offers them (tests/scripts/test_scripts_public_api.py lists this exception).
-from freyr_dspy.strategies.freyr import CONVERSATION, confirm_intents, recognise_intents
-from freyr_dspy.strategies.scored_confirm import scored_verdicts
+from freyr_dspy.strategies._freyr import CONVERSATION, confirm_intents, recognise_intents
+from freyr_dspy.strategies._scored_confirm import scored_verdicts
 from freyr_dspy.tools import Toolbox
 
 ABOUT = "Planned tools kept right by confirm's written verdicts and by scored ones per margin."

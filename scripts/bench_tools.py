@@ -7,12 +7,12 @@ and descriptions with example values (``e.g. 'Lisbon'``) that the requests never
 
 For every model, request and strategy (greedy decoding, the program's defaults otherwise):
 - exact call: the calls that succeeded are exactly the expected ones, in order, with equal
-  values (``freyr_dspy.evaluation.calls``); a no-tool request must make no call;
+  values (``freyr_dspy.evaluation._calls``); a no-tool request must make no call;
 - parse failures: answers the adapter could not parse (``RoleUsage.parse_failures``);
 - rejected attempts: calls the tool's validation refused (unknown tool, wrong argument);
 - copied examples: argument values equal to an example in the tool's description;
 - dropped optional: optional arguments left out because nobody stated their value
-  (``freyr_dspy.strategies.grounding``, on in every strategy);
+  (``freyr_dspy.strategies._grounding``, on in every strategy);
 - input and output tokens, and seconds, per request.
 
     python scripts/bench_tools.py --out runs/bench_tools.json            # both Qwen models
@@ -49,7 +49,7 @@ from freyr_dspy.settings import DEFAULT_MODEL, FAST_MODEL
 
 # NOTE: the copied-example guard's own reading of a tool's examples, so the count below means
 # what the guard means; no public API offers it (test_scripts_public_api.py lists it).
-from freyr_dspy.strategies.grounding import example_values, examples_of
+from freyr_dspy.strategies._grounding import example_values, examples_of
 from freyr_dspy.tools import Toolbox
 
 SUITE = Path(__file__).parent / "data" / "tool_suite.json"
@@ -83,7 +83,7 @@ def run_request(model: str, strategy: str, toolbox: Toolbox, request: dict[str, 
 
 def copied_examples_made(result: Result, toolbox: Toolbox) -> int:
     """Argument values in the calls made that equal an example of the called tool's description
-    (``freyr_dspy.strategies.grounding.examples_of``), whether or not the user also said them."""
+    (``freyr_dspy.strategies._grounding.examples_of``), whether or not the user also said them."""
     copied = 0
     for call in result.calls:
         if call.tool not in toolbox.names:

@@ -211,7 +211,7 @@ def offline_models(monkeypatch: pytest.MonkeyPatch) -> None:
     A model a block registers is forgotten afterwards.
     """
     import freyr_dspy.backends as backends
-    from freyr_dspy.backends import embedded
+    from freyr_dspy.backends import _embedded as embedded
 
     real = backends.make_lm
 

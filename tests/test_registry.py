@@ -37,10 +37,10 @@ def plugins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[list[En
 def test_the_built_in_benchmarks_are_installed_plugins() -> None:
     declared = {ep.name: ep.value for ep in entry_points(group=PLUGIN_GROUP)}
     assert declared == {
-        "llmaker": "freyr_dspy.benchmarks.llmaker.plugin",
-        "nlt": "freyr_dspy.benchmarks.nlt.plugin",
-        "callnavi": "freyr_dspy.benchmarks.callnavi.plugin",
-        "todo": "freyr_dspy.benchmarks.todo",
+        "llmaker": "freyr_dspy.benchmarks.llmaker._plugin",
+        "nlt": "freyr_dspy.benchmarks.nlt._plugin",
+        "callnavi": "freyr_dspy.benchmarks.callnavi._plugin",
+        "todo": "freyr_dspy.benchmarks._todo",
     }
     assert {"llmaker", "nlt-alex", "nlt-sage", "callnavi", "todo"} <= set(BENCHMARKS.load_all())
 

@@ -9,8 +9,8 @@ earlier versions as they ran then, and ``resume`` loads one to compile further
 
 from __future__ import annotations
 
-from freyr_dspy.artifacts.io import load, program_state, read_artifact, resolve_path, save
-from freyr_dspy.artifacts.meta import (
+from freyr_dspy.artifacts._io import load, program_state, read_artifact, resolve_path, save
+from freyr_dspy.artifacts._meta import (
     FORMAT,
     FORMAT_VERSION,
     ArtifactMeta,
@@ -18,10 +18,10 @@ from freyr_dspy.artifacts.meta import (
     build_meta,
     role_signature_hashes,
 )
-from freyr_dspy.artifacts.migrate import migrate_state_keys
-from freyr_dspy.artifacts.rebuild import ModelsArg, benchmark_data_dir
-from freyr_dspy.artifacts.resume import StartingPoint, starting_point
-from freyr_dspy.program.spec import ProgramSpec
+from freyr_dspy.artifacts._migrate import migrate_state_keys
+from freyr_dspy.artifacts._rebuild import ModelsArg, benchmark_data_dir
+from freyr_dspy.artifacts._resume import StartingPoint, starting_point
+from freyr_dspy.program._spec import ProgramSpec
 
 __all__ = [
     "FORMAT",

@@ -1,6 +1,6 @@
 """Model backends: one factory from a model id to a ``dspy.LM``."""
 
-from freyr_dspy.backends.embedded import (
+from freyr_dspy.backends._embedded import (
     EMBEDDED_MODELS,
     GGUF_PREFIX,
     EmbeddedModel,
@@ -14,9 +14,9 @@ from freyr_dspy.backends.embedded import (
     shared_engine,
     use_model_cache,
 )
-from freyr_dspy.backends.factory import EXAMPLE_IDS, make_lm
-from freyr_dspy.backends.llamacpp import DEFAULT_PREFIX_CACHE_BYTES, LlamaCppEngine
-from freyr_dspy.backends.parts import Part, PartSet
+from freyr_dspy.backends._factory import EXAMPLE_IDS, make_lm
+from freyr_dspy.backends._llamacpp import DEFAULT_PREFIX_CACHE_BYTES, LlamaCppEngine
+from freyr_dspy.backends._parts import Part, PartSet
 
 __all__ = [
     "DEFAULT_PREFIX_CACHE_BYTES",

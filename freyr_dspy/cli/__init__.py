@@ -63,12 +63,12 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
 
 
 def _register_commands() -> None:
-    from freyr_dspy.cli import chat, models, run, signatures
+    from freyr_dspy.cli import _chat, _models, _run, _signatures
 
-    cli.add_command(run.run)
-    cli.add_command(chat.chat)
-    cli.add_command(models.models)
-    cli.add_command(signatures.signatures)
+    cli.add_command(_run.run)
+    cli.add_command(_chat.chat)
+    cli.add_command(_models.models)
+    cli.add_command(_signatures.signatures)
     optional_commands = (
         "eval_cmd",
         "compile_cmd",
@@ -79,9 +79,9 @@ def _register_commands() -> None:
     )
     for optional in optional_commands:
         try:
-            module = __import__(f"freyr_dspy.cli.{optional}", fromlist=["command"])
+            module = __import__(f"freyr_dspy.cli._{optional}", fromlist=["command"])
         except ModuleNotFoundError as exc:
-            if exc.name != f"freyr_dspy.cli.{optional}":
+            if exc.name != f"freyr_dspy.cli._{optional}":
                 raise
             continue
         cli.add_command(module.command)

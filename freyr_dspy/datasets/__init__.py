@@ -8,17 +8,17 @@ command line names, and ``labelling`` has a teacher model label rows that lack c
 
 from __future__ import annotations
 
-from freyr_dspy.datasets.benchmark import (
+from freyr_dspy.datasets._benchmark import (
     BENCHMARK_NAME,
     Row,
     ToolCallBenchmark,
     read_rows,
     rows_from,
 )
-from freyr_dspy.datasets.checker import CallCheck, check_calls
-from freyr_dspy.datasets.files import dataset_benchmark, dataset_digest, open_toolboxes
-from freyr_dspy.datasets.format import AnyOf, CallExample, ExpectedCall, load_examples
-from freyr_dspy.datasets.toolboxes import load_tools_file, toolbox_from_module, toolbox_of
+from freyr_dspy.datasets._checker import CallCheck, check_calls
+from freyr_dspy.datasets._files import dataset_benchmark, dataset_digest, open_toolboxes
+from freyr_dspy.datasets._format import AnyOf, CallExample, ExpectedCall, load_examples
+from freyr_dspy.datasets._toolboxes import load_tools_file, toolbox_from_module, toolbox_of
 
 __all__ = [
     "BENCHMARK_NAME",

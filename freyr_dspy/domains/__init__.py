@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from freyr_dspy.domains.base import Domain, StateRenderer, render_json_state
-from freyr_dspy.domains.example import TODO
+from freyr_dspy.domains._base import Domain, StateRenderer, render_json_state
+from freyr_dspy.domains._example import TODO
 from freyr_dspy.registry import Registry
 
 #: The benchmarks' domains register themselves from their plugins (``freyr_dspy.registry``).

@@ -1,24 +1,24 @@
 """Benchmark evaluation: run episodes, checkpoint units, aggregate, report."""
 
-from freyr_dspy.evaluation.calls import calls_match
-from freyr_dspy.evaluation.config import (
+from freyr_dspy.evaluation._calls import calls_match
+from freyr_dspy.evaluation._config import (
     EXTRA_OPTIONS,
     PAPER_SAMPLING,
     EvalConfig,
     parse_benchmark_options,
 )
-from freyr_dspy.evaluation.harness import EvalRun, evaluate, run_unit
-from freyr_dspy.evaluation.provenance import code_version
-from freyr_dspy.evaluation.report import render_text, report_data, write_json
-from freyr_dspy.evaluation.runner import StepRecord, run_episode
-from freyr_dspy.evaluation.scoring import (
+from freyr_dspy.evaluation._harness import EvalRun, evaluate, run_unit
+from freyr_dspy.evaluation._provenance import code_version
+from freyr_dspy.evaluation._report import render_text, report_data, write_json
+from freyr_dspy.evaluation._runner import StepRecord, run_episode
+from freyr_dspy.evaluation._scoring import (
     EvalSummary,
     planned_steps,
     run_episodes,
     score_program,
     summarise,
 )
-from freyr_dspy.evaluation.units import UnitKey, UnitResult
+from freyr_dspy.evaluation._units import UnitKey, UnitResult
 
 __all__ = [
     "EXTRA_OPTIONS",

@@ -7,9 +7,14 @@ benchmark names held by position in committed files).
 
 from __future__ import annotations
 
-from freyr_dspy.program.assignment import build_assignment
-from freyr_dspy.program.name_refs import REFERENCE
-from freyr_dspy.program.program import AdapterName, FreyrProgram, render_conversation, to_prediction
+from freyr_dspy.program._assignment import build_assignment
+from freyr_dspy.program._name_refs import REFERENCE
+from freyr_dspy.program._program import (
+    AdapterName,
+    FreyrProgram,
+    render_conversation,
+    to_prediction,
+)
 
 __all__ = [
     "REFERENCE",

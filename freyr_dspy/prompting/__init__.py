@@ -7,6 +7,6 @@ out), ``parsing`` reads small models' malformed answers tolerantly, and ``demo_p
 the demos a role picks from per request.
 """
 
-from freyr_dspy.prompting.adapters import make_adapter
+from freyr_dspy.prompting._adapters import make_adapter
 
 __all__ = ["make_adapter"]  # the rest: see the submodules (above)

@@ -8,23 +8,23 @@ from __future__ import annotations
 
 from freyr_dspy.errors import UnknownRoleError
 from freyr_dspy.registry import Registry
-from freyr_dspy.roles.base import Role
-from freyr_dspy.roles.chat import ChatResponder, ChatSignature
-from freyr_dspy.roles.intent import IntentClassifier, IntentSignature
-from freyr_dspy.roles.parameters import ParameterFiller, ParametersSignature
-from freyr_dspy.roles.summary import Summarizer, SummarySignature
+from freyr_dspy.roles._base import Role
+from freyr_dspy.roles._chat import ChatResponder, ChatSignature
+from freyr_dspy.roles._intent import IntentClassifier, IntentSignature
+from freyr_dspy.roles._parameters import ParameterFiller, ParametersSignature
+from freyr_dspy.roles._summary import Summarizer, SummarySignature
 
 #: The modules named here register further roles when imported (strategies' own roles);
 #: plugins (the benchmarks' own roles) register theirs with ``register_role``.
 ROLES: Registry[type[Role]] = Registry(
     "role",
     (
-        "freyr_dspy.roles.asks",
-        "freyr_dspy.roles.confirm",
-        "freyr_dspy.roles.tool_selection",
-        "freyr_dspy.roles.library",
-        "freyr_dspy.roles.prompted",
-        "freyr_dspy.strategies.native",
+        "freyr_dspy.roles._asks",
+        "freyr_dspy.roles._confirm",
+        "freyr_dspy.roles._tool_selection",
+        "freyr_dspy.roles._library",
+        "freyr_dspy.roles._prompted",
+        "freyr_dspy.strategies._native",
     ),
     intent=IntentClassifier,
     parameters=ParameterFiller,

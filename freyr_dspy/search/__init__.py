@@ -4,11 +4,11 @@ An Optuna study over the model per role, temperature / top-p / top-k, strategy, 
 demos, scored by a benchmark on accuracy, tokens and latency; the Pareto front is the answer.
 """
 
-from freyr_dspy.search.cache import EvaluationCache
-from freyr_dspy.search.objective import OBJECTIVES, Objective, build_trial_program
-from freyr_dspy.search.report import format_table, write_report
-from freyr_dspy.search.result import SearchResult, TrialSummary
-from freyr_dspy.search.space import (
+from freyr_dspy.search._cache import EvaluationCache
+from freyr_dspy.search._objective import OBJECTIVES, Objective, build_trial_program
+from freyr_dspy.search._report import format_table, write_report
+from freyr_dspy.search._result import SearchResult, TrialSummary
+from freyr_dspy.search._space import (
     ALL_ROLES,
     SearchSpace,
     TrialConfig,
@@ -17,8 +17,8 @@ from freyr_dspy.search.space import (
     space_digest,
     suggest,
 )
-from freyr_dspy.search.storage import open_storage, storage_url
-from freyr_dspy.search.study import enqueue, load_episodes, search_assignments
+from freyr_dspy.search._storage import open_storage, storage_url
+from freyr_dspy.search._study import enqueue, load_episodes, search_assignments
 
 __all__ = [
     "ALL_ROLES",

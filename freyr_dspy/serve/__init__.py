@@ -17,9 +17,9 @@ name), ``pool`` (a program's copies for requests at once), ``queue`` (admission)
 
 from __future__ import annotations
 
-from freyr_dspy.serve.app import ServeOptions, create_app
-from freyr_dspy.serve.programs import ServedProgram, ServedPrograms
-from freyr_dspy.serve.server import run_server, serving_in_thread
+from freyr_dspy.serve._app import ServeOptions, create_app
+from freyr_dspy.serve._programs import ServedProgram, ServedPrograms
+from freyr_dspy.serve._server import run_server, serving_in_thread
 
 __all__ = [
     "ServeOptions",

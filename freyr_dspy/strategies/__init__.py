@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.registry import Registry
-from freyr_dspy.strategies.base import (
+from freyr_dspy.strategies._base import (
     FunctionStrategy,
     StrategyFactory,
     StrategyModule,
@@ -16,20 +17,36 @@ from freyr_dspy.strategies.base import (
     setting_defaults,
     setting_names,
 )
-from freyr_dspy.strategies.freyr import Freyr
-from freyr_dspy.strategies.ledger import Ledger
-from freyr_dspy.strategies.policies import CallPolicy, PlanningPolicy
-from freyr_dspy.strategies.run import Ending, ModelFailure, Run
+from freyr_dspy.strategies._executor import ToolExecutor
+from freyr_dspy.strategies._freyr import Freyr
+from freyr_dspy.strategies._ledger import Ledger
+from freyr_dspy.strategies._policies import CallPolicy, PlanningPolicy
+from freyr_dspy.strategies._run import Ending, ModelFailure, Run
+
+if TYPE_CHECKING:
+    from freyr_dspy.strategies._gated import Gated
+    from freyr_dspy.strategies._native import Native
+    from freyr_dspy.strategies._nlt import Nlt
+    from freyr_dspy.strategies._prompted import Prompted
+
+#: Strategy classes whose modules register themselves on import, so they are imported on
+#: first use (``from freyr_dspy.strategies import Gated``), after this package is complete.
+_LAZY = {
+    "Gated": "freyr_dspy.strategies._gated",
+    "Native": "freyr_dspy.strategies._native",
+    "Nlt": "freyr_dspy.strategies._nlt",
+    "Prompted": "freyr_dspy.strategies._prompted",
+}
 
 #: The modules named here register further strategies when imported (kept lazy); plugins
 #: (the benchmarks' own strategies) register theirs with ``register_strategy``.
 STRATEGIES: Registry[StrategyFactory] = Registry(
     "strategy",
     (
-        "freyr_dspy.strategies.native",
-        "freyr_dspy.strategies.prompted",
-        "freyr_dspy.strategies.nlt",
-        "freyr_dspy.strategies.gated",
+        "freyr_dspy.strategies._native",
+        "freyr_dspy.strategies._prompted",
+        "freyr_dspy.strategies._nlt",
+        "freyr_dspy.strategies._gated",
     ),
     freyr=Freyr,
 )
@@ -128,17 +145,29 @@ def strategy_roles(label: str) -> tuple[str, ...]:
     return make_strategy(name, **switches).role_names
 
 
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "STRATEGIES",
     "CallPolicy",
     "Ending",
+    "Freyr",
     "FunctionStrategy",
+    "Gated",
     "Ledger",
     "ModelFailure",
+    "Native",
+    "Nlt",
     "PlanningPolicy",
+    "Prompted",
     "Run",
     "StrategyFactory",
     "StrategyModule",
+    "ToolExecutor",
     "accepted_config",
     "build_strategy",
     "get_strategy",

@@ -16,7 +16,7 @@ from typing import Any
 import dspy
 
 from freyr_dspy.errors import UnknownModelError
-from freyr_dspy.testing.engines import (
+from freyr_dspy.testing._engines import (
     Answer,
     FakeCall,
     FakeEngine,
@@ -25,7 +25,7 @@ from freyr_dspy.testing.engines import (
     format_outputs,
     read_call,
 )
-from freyr_dspy.testing.processes import free_port, stopped_at_exit
+from freyr_dspy.testing._processes import free_port, stopped_at_exit
 
 __all__ = [
     "Answer",
@@ -84,6 +84,6 @@ def make_fake_lm(model_id: str, *, cache: bool = False, **kwargs: Any) -> dspy.L
 
 def _register_builtins() -> None:
     if "rules" not in _FAKES:
-        from freyr_dspy.testing.rules import RulesLM
+        from freyr_dspy.testing._rules import RulesLM
 
         register_fake("rules", RulesLM)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from freyr_dspy.tools.tool import STATE_PARAMETER, Tool, ToolParameter
-from freyr_dspy.tools.toolbox import (
+from freyr_dspy.tools._tool import STATE_PARAMETER, Tool, ToolParameter
+from freyr_dspy.tools._toolbox import (
     CatalogLevel,
     Execution,
     Toolbox,
@@ -18,7 +18,7 @@ from freyr_dspy.tools.toolbox import (
 )
 
 if TYPE_CHECKING:
-    from freyr_dspy.tools.mcp import McpConnection
+    from freyr_dspy.tools._mcp import McpConnection
 
 __all__ = [
     "STATE_PARAMETER",
@@ -35,5 +35,5 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "McpConnection":
-        return importlib.import_module("freyr_dspy.tools.mcp").McpConnection
+        return importlib.import_module("freyr_dspy.tools._mcp").McpConnection
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

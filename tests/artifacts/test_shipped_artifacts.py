@@ -13,9 +13,9 @@ from freyr_dspy.artifacts import ArtifactMeta, read_artifact
 from freyr_dspy.benchmark import EvalOptions
 from freyr_dspy.benchmarks import get_benchmark
 from freyr_dspy.datasets import load_tools_file
-from freyr_dspy.domains.plain import PLAIN_DOMAIN_NAME
-from freyr_dspy.program.name_refs import REFERENCE
-from freyr_dspy.program.spec import ProgramSpec, build_program
+from freyr_dspy.domains._plain import PLAIN_DOMAIN_NAME
+from freyr_dspy.program._name_refs import REFERENCE
+from freyr_dspy.program._spec import ProgramSpec, build_program
 from freyr_dspy.settings import Settings
 from freyr_dspy.tools import Toolbox
 from tests.support.paths import COMPILED_DIR, real_data_dir

@@ -16,10 +16,10 @@ from freyr_dspy.backends import (
     model_path,
     register_embedded_model,
 )
-from freyr_dspy.backends.embedded import shared_engine
-from freyr_dspy.backends.llamacpp import tool_format_of
+from freyr_dspy.backends._embedded import shared_engine
+from freyr_dspy.backends._llamacpp import tool_format_of
 from freyr_dspy.errors import ConfigError, UnknownModelError
-from freyr_dspy.prompting.adapters import LeanAdapter
+from freyr_dspy.prompting._adapters import LeanAdapter
 from freyr_dspy.roles import ChatResponder, IntentClassifier
 from freyr_dspy.schemas import Sampling
 from freyr_dspy.settings import FAST_MODEL, Settings
@@ -84,7 +84,7 @@ def test_the_default_is_the_capable_qwen_and_the_fast_model_its_small_sibling() 
 
 
 def test_missing_package_is_a_config_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    from freyr_dspy.backends import embedded
+    from freyr_dspy.backends import _embedded as embedded
 
     missing = embedded.PackagedFile("no_such_pkg_xyz", "no-such-pkg-xyz==1.0", "m.gguf")
     model = EMBEDDED_MODELS["embedded/smollm2-135m"]
@@ -106,7 +106,7 @@ def test_gguf_ids_run_any_local_file(tmp_path: Path) -> None:
 
 
 def test_registering_an_embedded_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    from freyr_dspy.backends import embedded
+    from freyr_dspy.backends import _embedded as embedded
 
     monkeypatch.setattr(embedded, "EMBEDDED_MODELS", dict(EMBEDDED_MODELS))
     smol = EMBEDDED_MODELS["embedded/smollm2-135m"]

@@ -10,9 +10,9 @@ import dspy
 import pytest
 
 from freyr_dspy.backends import make_lm
-from freyr_dspy.backends.embedded import shared_engine
+from freyr_dspy.backends._embedded import shared_engine
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.prompting.adapters import LeanAdapter
+from freyr_dspy.prompting._adapters import LeanAdapter
 from freyr_dspy.roles import ChatResponder, IntentClassifier, ParameterFiller
 from freyr_dspy.schemas import RoleModel, Sampling
 from freyr_dspy.text_stream import listening
@@ -126,7 +126,7 @@ def test_program_request_reports_usage_per_role(engine_reports: list[dict[str, A
 
 def test_prefix_cache_reuses_prompts_and_changes_no_answer() -> None:
     """Interleaved roles: each role's prefix comes back from the cache, answers stay the same."""
-    from freyr_dspy.backends.llamacpp import LlamaCppEngine
+    from freyr_dspy.backends._llamacpp import LlamaCppEngine
 
     def answers(engine: LlamaCppEngine) -> list[Any]:
         lm_kwargs = {"temperature": 0.0, "max_tokens": 24, "cache": False}

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from freyr_dspy.backends.embedded import shared_engine
-from freyr_dspy.backends.llamacpp_grammar import schema_grammar
-from freyr_dspy.backends.llamacpp_sampler import GrammarLastSampler
+from freyr_dspy.backends._embedded import shared_engine
+from freyr_dspy.backends._llamacpp_grammar import schema_grammar
+from freyr_dspy.backends._llamacpp_sampler import GrammarLastSampler
 
 pytestmark = pytest.mark.embedded
 

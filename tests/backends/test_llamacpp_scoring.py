@@ -7,8 +7,8 @@ import math
 import dspy
 import pytest
 
-from freyr_dspy.backends.embedded import shared_engine
-from freyr_dspy.backends.llamacpp import LlamaCppEngine
+from freyr_dspy.backends._embedded import shared_engine
+from freyr_dspy.backends._llamacpp import LlamaCppEngine
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel, Sampling
 from freyr_dspy.strategies import make_strategy

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from freyr_dspy.backends.llamacpp_tools import choose_with_template, parse_tool_calls
+from freyr_dspy.backends._llamacpp_tools import choose_with_template, parse_tool_calls
 
 NAMES = {"add_task", "get-weather", "math.hypot"}
 

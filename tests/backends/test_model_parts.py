@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from freyr_dspy.backends.parts import Part, PartSet, assemble
+from freyr_dspy.backends._parts import Part, PartSet, assemble
 from freyr_dspy.errors import ConfigError
 
 CHUNKS = (b"GGUF" + b"a" * 3000, b"b" * 2500, b"c" * 10)

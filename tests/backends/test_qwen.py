@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from freyr_dspy.backends import is_installed
-from freyr_dspy.backends.embedded import shared_engine
+from freyr_dspy.backends._embedded import shared_engine
 from freyr_dspy.cli import main
 from freyr_dspy.settings import DEFAULT_MODEL, FAST_MODEL
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from freyr_dspy.backends.llamacpp_scoring import _evaluate_prefix
+from freyr_dspy.backends._llamacpp_scoring import _evaluate_prefix
 
 
 @dataclass

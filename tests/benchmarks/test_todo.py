@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from freyr_dspy.benchmarks import get_benchmark
-from freyr_dspy.benchmarks.todo import TEST_ROWS, TodoBenchmark, load_rows
+from freyr_dspy.benchmarks._todo import TEST_ROWS, TodoBenchmark, load_rows
 from freyr_dspy.errors import DataError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel

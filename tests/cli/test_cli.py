@@ -11,7 +11,7 @@ import pytest
 from freyr_dspy.cli import main
 from freyr_dspy.testing import ScriptedLM, register_fake, unregister_fake
 
-#: The 0.5B's preset (freyr_dspy.strategies.presets), as the settings it turns on.
+#: The 0.5B's preset (freyr_dspy.strategies._presets), as the settings it turns on.
 SMALL_PRESET = {"calibrate": True, "scored_confirm": True, "refill": True, "abstain": True}
 
 Output = tuple[int, str, str]
@@ -86,8 +86,8 @@ def test_run_takes_a_strategy_with_switches(freyr) -> None:  # type: ignore[no-u
 
 
 def test_run_without_a_strategy_runs_the_models_preset() -> None:
-    from freyr_dspy.cli.run import make_program
-    from freyr_dspy.program.assignment import main_model
+    from freyr_dspy.cli._run import make_program
+    from freyr_dspy.program._assignment import main_model
 
     def built(*model_specs: str, strategy: str | None = None) -> dict[str, object]:
         program = make_program(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from freyr_dspy.cli import main
-from freyr_dspy.cli.chat import ChatSession
+from freyr_dspy.cli._chat import ChatSession
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel
 from freyr_dspy.testing import FakeCall, FunctionLM, register_fake, unregister_fake

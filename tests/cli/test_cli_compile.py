@@ -10,8 +10,8 @@ import pytest
 
 import freyr_dspy
 from freyr_dspy.cli import main
-from freyr_dspy.compiling.job import regression_warning
-from freyr_dspy.evaluation.scoring import EvalSummary
+from freyr_dspy.compiling._job import regression_warning
+from freyr_dspy.evaluation._scoring import EvalSummary
 from freyr_dspy.testing import unregister_fake
 from tests.support.compile_fakes import project, skilled_program
 
@@ -241,7 +241,7 @@ def test_start_never_overwrites_its_own_artifact(freyr, tmp_path: Path) -> None:
 def test_start_takes_the_mode_the_artifact_was_compiled_in(tmp_path: Path) -> None:
     from freyr_dspy.artifacts import build_meta, save, starting_point
     from freyr_dspy.benchmark import EvalOptions
-    from freyr_dspy.benchmarks.todo import TodoBenchmark
+    from freyr_dspy.benchmarks._todo import TodoBenchmark
     from freyr_dspy.errors import ConfigError
 
     settings = project(tmp_path)

@@ -108,7 +108,7 @@ def test_programs_are_repeatable_or_comma_separated(
         program.apply_assignment({r: RoleModel(model="fake/rules") for r in program.role_names})
         return program
 
-    monkeypatch.setattr("freyr_dspy.evaluation.plan.load", load)
+    monkeypatch.setattr("freyr_dspy.evaluation._plan.load", load)
     args = eval_args(tmp_path, "--program", "a.json, b.json", "--program", "c.json", "--json")
     assert main(args) == 0
     strategies = {r["strategy"] for r in json.loads(capsys.readouterr().out)["records"]}

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-import freyr_dspy.cli.eval_reports as eval_reports
+import freyr_dspy.cli._eval_reports as eval_reports
 from freyr_dspy.cli import cli, main
-from freyr_dspy.evaluation.provenance import code_version
+from freyr_dspy.evaluation._provenance import code_version
 
 
 @pytest.fixture(autouse=True)

@@ -9,15 +9,15 @@ import pytest
 
 from freyr_dspy.artifacts import program_state
 from freyr_dspy.benchmark import Episode, EvalOptions, Step, step_example
-from freyr_dspy.benchmarks.todo import TodoBenchmark
-from freyr_dspy.compiling.compiler import (
+from freyr_dspy.benchmarks._todo import TodoBenchmark
+from freyr_dspy.compiling._compiler import (
     compile_program,
     load_trainset,
     split_trainset,
     trainset_sha256,
 )
-from freyr_dspy.compiling.gold import select_demos, shorten
-from freyr_dspy.compiling.optimizers import OPTIMIZER_NAMES, OptimizerConfig
+from freyr_dspy.compiling._gold import select_demos, shorten
+from freyr_dspy.compiling._optimizers import OPTIMIZER_NAMES, OptimizerConfig
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel, Sampling
@@ -85,7 +85,7 @@ def test_labeled_demos_are_gold_per_role(
 
 
 def test_misses_takes_its_demos_from_the_requests_the_model_gets_wrong(tmp_path: Path) -> None:
-    from freyr_dspy.benchmarks.todo import load_rows, row_step
+    from freyr_dspy.benchmarks._todo import load_rows, row_step
     from tests.support.compile_fakes import FIXTURE, todo_gold
 
     known = ("Add a task", "Mark", "Complete", "Hey")
@@ -119,9 +119,9 @@ def test_misses_takes_its_demos_from_the_requests_the_model_gets_wrong(tmp_path:
 
 def test_a_two_tool_gold_step_replays_through_confirm(tmp_path: Path) -> None:
     from freyr_dspy.benchmark import step_example
-    from freyr_dspy.benchmarks.todo import TodoBenchmark
-    from freyr_dspy.compiling.gold import gold_demos
-    from freyr_dspy.compiling.metrics import BenchmarkMetric
+    from freyr_dspy.benchmarks._todo import TodoBenchmark
+    from freyr_dspy.compiling._gold import gold_demos
+    from freyr_dspy.compiling._metrics import BenchmarkMetric
 
     row = {
         "id": "two",
@@ -241,8 +241,8 @@ def test_select_demos_prefers_short_and_varied() -> None:
 def test_compile_save_load_run_on_the_embedded_default(tmp_path: Path) -> None:
     """The real path end to end: SmolLM2-135M, gold demos, artifact, reload, one request."""
     from freyr_dspy.artifacts import load, save
-    from freyr_dspy.benchmarks.todo import load_rows, row_step
-    from freyr_dspy.compiling.job import report_meta
+    from freyr_dspy.benchmarks._todo import load_rows, row_step
+    from freyr_dspy.compiling._job import report_meta
     from tests.support.compile_fakes import FIXTURE
 
     settings = project(tmp_path)

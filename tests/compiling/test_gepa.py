@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dspy
 
-from freyr_dspy.compiling.gepa import RanPredictorsSelector
+from freyr_dspy.compiling._gepa import RanPredictorsSelector
 
 
 class Select(dspy.Signature):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dspy
 
-from freyr_dspy.compiling.gold import ask_quotes, plan_decision, select_demos
+from freyr_dspy.compiling._gold import ask_quotes, plan_decision, select_demos
 
 
 def intent_demo(message: str, *intents: str) -> dspy.Example:

@@ -4,14 +4,14 @@ import dspy
 import pytest
 
 from freyr_dspy.benchmark import GoldCall, Step, gold_calls, step_example
-from freyr_dspy.benchmarks.todo import TodoBenchmark
-from freyr_dspy.compiling.metrics import (
+from freyr_dspy.benchmarks._todo import TodoBenchmark
+from freyr_dspy.compiling._metrics import (
     ROLE_METRICS,
     BenchmarkMetric,
     FeedbackMetric,
     intent_set_metric,
 )
-from freyr_dspy.domains.example import Task, TodoState
+from freyr_dspy.domains._example import Task, TodoState
 from freyr_dspy.program import FreyrProgram, to_prediction
 from freyr_dspy.schemas import CallRecord, Outcome, Result
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-# NOTE: freyr_dspy.tools.mcp is imported at collection, not first inside a test: the MCP SDK
+# NOTE: freyr_dspy.tools._mcp is imported at collection, not first inside a test: the MCP SDK
 # binds ``sys.stderr`` as its stdio client's default error log when imported, and a test's
 # capture stream is closed after it, which broke every later MCP start (the docs' MCP example).
-import freyr_dspy.tools.mcp  # noqa: F401
+import freyr_dspy.tools._mcp  # noqa: F401
 from freyr_dspy.cli import main
 from tests.support.dataset_helpers import WEATHER_TOOLS, write_rows
 from tests.support.paths import SUPPORT_DIR

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from freyr_dspy.datasets import load_tools_file, read_rows
-from freyr_dspy.datasets.replies import numbers_in
+from freyr_dspy.datasets._replies import numbers_in
 from tests.support.paths import TRAINSETS_DIR
 
 SUITE = TRAINSETS_DIR / "calls"

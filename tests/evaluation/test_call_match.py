@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from freyr_dspy.evaluation.calls import calls_match, values_equal
+from freyr_dspy.evaluation._calls import calls_match, values_equal
 from freyr_dspy.tools import Toolbox
 
 BOX = Toolbox.from_openai(

@@ -19,8 +19,8 @@ from freyr_dspy.errors import (
     UnknownRoleError,
 )
 from freyr_dspy.evaluation import EvalConfig, EvalRun, StepRecord, evaluate
-from freyr_dspy.evaluation import harness as harness_module
-from freyr_dspy.evaluation.plan import build_unit_program, make_plan, seeded
+from freyr_dspy.evaluation import _harness as harness_module
+from freyr_dspy.evaluation._plan import build_unit_program, make_plan, seeded
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Failure, RoleModel, Sampling
 from freyr_dspy.strategies import STRATEGIES
@@ -287,7 +287,7 @@ def test_compiled_program_contestant(
         )
         return program
 
-    monkeypatch.setattr("freyr_dspy.evaluation.plan.load", load)
+    monkeypatch.setattr("freyr_dspy.evaluation._plan.load", load)
     evaluation = evaluate(config(runs=1, strategies=("lazy",), programs=(artifact,)))
     assert [c.label for c in evaluation.plan.contestants[NAME]] == ["lazy", "todo-compiled"]
     compiled = [r for r in evaluation.records if r.strategy == "todo-compiled"]
@@ -309,7 +309,7 @@ def test_unequal_retry_budgets_are_named_before_the_run(
         )
         return program
 
-    monkeypatch.setattr("freyr_dspy.evaluation.plan.load", load)
+    monkeypatch.setattr("freyr_dspy.evaluation._plan.load", load)
     with caplog.at_level(logging.WARNING):
         make_plan(
             config(runs=1, strategies=(), programs=(tmp_path / "a1.json", tmp_path / "b1.json"))

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from freyr_dspy.evaluation import EvalConfig, StepRecord, UnitKey, UnitResult, evaluate
-from freyr_dspy.evaluation.aggregate import aggregate_benchmark
-from freyr_dspy.evaluation.report import (
+from freyr_dspy.evaluation._aggregate import aggregate_benchmark
+from freyr_dspy.evaluation._report import (
     clean_json,
     flatten_scalars,
     format_interval,

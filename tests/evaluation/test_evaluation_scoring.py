@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from freyr_dspy.benchmark import EvalOptions, step_example
-from freyr_dspy.compiling.compiler import compile_program, dev_episodes
-from freyr_dspy.compiling.job import report_meta
-from freyr_dspy.compiling.optimizers import OptimizerConfig
+from freyr_dspy.compiling._compiler import compile_program, dev_episodes
+from freyr_dspy.compiling._job import report_meta
+from freyr_dspy.compiling._optimizers import OptimizerConfig
 from freyr_dspy.errors import FakeLMError
 from freyr_dspy.evaluation import (
     EvalConfig,
@@ -23,8 +23,8 @@ from freyr_dspy.evaluation import (
     run_episodes,
     summarise,
 )
-from freyr_dspy.evaluation.aggregate import run_metrics
-from freyr_dspy.evaluation.units import UnitKey, UnitResult
+from freyr_dspy.evaluation._aggregate import run_metrics
+from freyr_dspy.evaluation._units import UnitKey, UnitResult
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Failure, RoleModel
 from freyr_dspy.search import SearchSpace, search_assignments

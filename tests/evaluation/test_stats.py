@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from freyr_dspy.evaluation.stats import (
+from freyr_dspy.evaluation._stats import (
     bonferroni,
     levenshtein,
     mean_ci,

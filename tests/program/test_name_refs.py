@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from freyr_dspy.program.name_refs import (
+from freyr_dspy.program._name_refs import (
     REFERENCE,
     fill_names,
     fill_names_in_json,

@@ -10,14 +10,14 @@ from typing import Any, Literal
 import dspy
 import pytest
 
-from freyr_dspy.domains.example import Task, TodoState
+from freyr_dspy.domains._example import Task, TodoState
 from freyr_dspy.errors import ConfigError, FakeLMError, UnknownRoleError
 from freyr_dspy.program import FreyrProgram, render_conversation
 from freyr_dspy.schemas import Failure, Result, RoleModel
 from freyr_dspy.strategies import StrategyModule, make_strategy, strategy_with
-from freyr_dspy.strategies.freyr import Freyr
-from freyr_dspy.strategies.gated import Gated
-from freyr_dspy.strategies.nlt import Nlt
+from freyr_dspy.strategies._freyr import Freyr
+from freyr_dspy.strategies._gated import Gated
+from freyr_dspy.strategies._nlt import Nlt
 from freyr_dspy.testing import Answer, FakeCall, FakeEngine, FunctionLM, ScriptedLM, register_fake
 from freyr_dspy.testing import unregister_fake as _unregister
 
@@ -245,7 +245,7 @@ def test_a_plan_that_copies_the_catalog_is_asked_again_for_one_tool(build: Build
 
 
 def test_only_most_of_the_catalog_in_catalog_order_counts_as_a_copy() -> None:
-    from freyr_dspy.strategies.freyr import copies_catalog
+    from freyr_dspy.strategies._freyr import copies_catalog
 
     catalog = ["a", "b", "c", "d", "e"]
     assert copies_catalog(["a", "b", "c", "conversation"], catalog)
@@ -289,7 +289,7 @@ def test_a_plan_of_one_tool_is_not_confirmed_and_a_rejected_plan_chats(build: Bu
 
 
 def test_confirm_verdicts_are_read_from_loose_text() -> None:
-    from freyr_dspy.roles.confirm import PlanConfirmer, confirmed
+    from freyr_dspy.roles._confirm import PlanConfirmer, confirmed
 
     clean = PlanConfirmer().clean
     asked = clean({"asked": "- add_task: yes\n- list_tasks: No.\n- other: maybe"})["asked"]
@@ -574,7 +574,7 @@ def test_settings_a_strategy_does_not_take_are_an_error() -> None:
 
 
 def test_a_program_takes_a_strategy_label_with_switches() -> None:
-    from freyr_dspy.strategies.presets import default_strategy
+    from freyr_dspy.strategies._presets import default_strategy
 
     program = FreyrProgram("todo", strategy=default_strategy("embedded/qwen2.5-coder-0.5b"))
     assert program.strategy_name == "freyr"
@@ -642,7 +642,7 @@ def test_program_state_survives_save_and_load(tmp_path: Path) -> None:
     ("name", "plain"), [("json", dspy.JSONAdapter), ("chat", dspy.ChatAdapter)]
 )
 def test_memoised_adapters_format_exactly_like_dspy(name: str, plain: type) -> None:
-    from freyr_dspy.prompting.adapters import make_adapter
+    from freyr_dspy.prompting._adapters import make_adapter
     from freyr_dspy.roles import IntentSignature
 
     adapter = make_adapter(name)
@@ -801,7 +801,7 @@ def test_replan_is_a_setting_of_the_strategy() -> None:
 
 
 def test_the_replan_note_follows_the_earlier_turns() -> None:
-    from freyr_dspy.strategies.freyr import replan_note
+    from freyr_dspy.strategies._freyr import replan_note
 
     note = replan_note("user: hi\nassistant: hello", "add_task", "add_task failed: bad title")
     assert note.splitlines() == [

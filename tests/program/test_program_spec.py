@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.program.spec import ProgramSpec, build_program, spec_of
+from freyr_dspy.program._spec import ProgramSpec, build_program, spec_of
 
 
 def test_switches_after_plus_turn_on_settings_of_the_named_strategy() -> None:

@@ -18,10 +18,10 @@ import dspy
 import pytest
 
 from freyr_dspy.backends import make_lm
-from freyr_dspy.prompting.adapters import FreyrJSONAdapter
+from freyr_dspy.prompting._adapters import FreyrJSONAdapter
 from freyr_dspy.roles import IntentClassifier, ParameterFiller
-from freyr_dspy.roles.intent import intent_contract
-from freyr_dspy.roles.parameters import parameters_contract
+from freyr_dspy.roles._intent import intent_contract
+from freyr_dspy.roles._parameters import parameters_contract
 from freyr_dspy.tools import Tool
 
 pytestmark = pytest.mark.server

@@ -19,23 +19,23 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from freyr_dspy.backends.llamacpp_grammar import without_patterns
-from freyr_dspy.backends.llamacpp_messages import _structured_output
-from freyr_dspy.benchmarks.callnavi.roles import (
+from freyr_dspy.backends._llamacpp_grammar import without_patterns
+from freyr_dspy.backends._llamacpp_messages import _structured_output
+from freyr_dspy.benchmarks.callnavi._roles import (
     final_call_contract,
     missing_inputs_contract,
     router_contract,
     single_call_contract,
     supporting_call_contract,
 )
-from freyr_dspy.domains.example import make_todo_toolbox
-from freyr_dspy.prompting.adapters import FreyrJSONAdapter
-from freyr_dspy.prompting.contracts import Contract, response_format, with_contract
+from freyr_dspy.domains._example import make_todo_toolbox
+from freyr_dspy.prompting._adapters import FreyrJSONAdapter
+from freyr_dspy.prompting._contracts import Contract, response_format, with_contract
 from freyr_dspy.roles import load_roles
-from freyr_dspy.roles.intent import intent_contract
-from freyr_dspy.roles.library import library_contract
-from freyr_dspy.roles.parameters import ParametersSignature, parameters_contract
-from freyr_dspy.roles.tool_selection import parse_assessment, selection_contract
+from freyr_dspy.roles._intent import intent_contract
+from freyr_dspy.roles._library import library_contract
+from freyr_dspy.roles._parameters import ParametersSignature, parameters_contract
+from freyr_dspy.roles._tool_selection import parse_assessment, selection_contract
 from freyr_dspy.tools import Tool, normalize_name
 from tests.support.gbnf import Grammar, parses_in_llama_cpp
 from tests.support.role_samples import sample_inputs
@@ -451,7 +451,7 @@ def test_generated_tool_schemas_round_trip_through_the_grammar(data: st.DataObje
 
 def test_strings_take_no_raw_control_character_only_escaped_ones() -> None:
     """JSON forbids a raw newline or tab in a string; the grammar must too (it wrote them)."""
-    from freyr_dspy.backends.llamacpp_grammar import schema_grammar
+    from freyr_dspy.backends._llamacpp_grammar import schema_grammar
 
     grammar = schema_grammar(
         json.dumps({"type": "object", "properties": {"body": {"type": "string"}}})

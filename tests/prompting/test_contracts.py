@@ -15,8 +15,8 @@ import pytest
 
 from freyr_dspy.backends import LlamaCppEngine, make_lm
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.prompting.adapters import FreyrChatAdapter, FreyrJSONAdapter, LeanAdapter
-from freyr_dspy.prompting.contracts import (
+from freyr_dspy.prompting._adapters import FreyrChatAdapter, FreyrJSONAdapter, LeanAdapter
+from freyr_dspy.prompting._contracts import (
     contract_of,
     enforces_schema,
     is_strict,
@@ -29,9 +29,9 @@ from freyr_dspy.prompting.contracts import (
     with_contract,
 )
 from freyr_dspy.roles import ChatResponder, IntentClassifier, IntentSignature
-from freyr_dspy.roles.chat import ChatSignature
-from freyr_dspy.roles.intent import intent_contract
-from freyr_dspy.roles.signature_dump import dump_signature
+from freyr_dspy.roles._chat import ChatSignature
+from freyr_dspy.roles._intent import intent_contract
+from freyr_dspy.roles._signature_dump import dump_signature
 from freyr_dspy.testing import FakeCall, FunctionLM
 
 CONTRACT = intent_contract(["math.hypot", "get-weather"], 8)

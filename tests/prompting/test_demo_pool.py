@@ -9,13 +9,19 @@ import dspy
 import pytest
 
 from freyr_dspy.artifacts import load, program_state, save
-from freyr_dspy.benchmarks.todo import TodoBenchmark
-from freyr_dspy.compiling.compiler import CompileReport, compile_program
-from freyr_dspy.compiling.job import report_meta
-from freyr_dspy.compiling.optimizers import OptimizerConfig
+from freyr_dspy.benchmarks._todo import TodoBenchmark
+from freyr_dspy.compiling._compiler import CompileReport, compile_program
+from freyr_dspy.compiling._job import report_meta
+from freyr_dspy.compiling._optimizers import OptimizerConfig
 from freyr_dspy.errors import ArtifactError, ConfigError
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.prompting.demo_pool import attach_pool, demos_for, nearest, pool_size, request_field
+from freyr_dspy.prompting._demo_pool import (
+    attach_pool,
+    demos_for,
+    nearest,
+    pool_size,
+    request_field,
+)
 from freyr_dspy.testing import unregister_fake
 from tests.support.compile_fakes import OPTIONS, SkilledLM, demos_shown, project, skilled_program
 

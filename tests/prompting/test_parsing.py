@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from freyr_dspy.prompting.parsing import (
+from freyr_dspy.prompting._parsing import (
     match_names,
     parse_arguments,
     parse_text,

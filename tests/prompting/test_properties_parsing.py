@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from freyr_dspy.benchmarks.callnavi.metrics import syntax_valid, syntax_valid_strict
-from freyr_dspy.benchmarks.callnavi.roles import read_call_list
-from freyr_dspy.prompting.parsing import (
+from freyr_dspy.benchmarks.callnavi._metrics import syntax_valid, syntax_valid_strict
+from freyr_dspy.benchmarks.callnavi._roles import read_call_list
+from freyr_dspy.prompting._parsing import (
     CONVERSATION,
     _parse_bullets,
     _scalar,
@@ -35,10 +35,10 @@ from freyr_dspy.prompting.parsing import (
     valid_unicode,
 )
 from freyr_dspy.roles import Role, load_roles
-from freyr_dspy.roles.library import NO_LIBRARY, read_gate
-from freyr_dspy.roles.parameters import gives_up
-from freyr_dspy.roles.prompted import ToolRequest, extract_calls
-from freyr_dspy.roles.tool_selection import _read_line, assess, parse_assessment
+from freyr_dspy.roles._library import NO_LIBRARY, read_gate
+from freyr_dspy.roles._parameters import gives_up
+from freyr_dspy.roles._prompted import ToolRequest, extract_calls
+from freyr_dspy.roles._tool_selection import _read_line, assess, parse_assessment
 from tests.support.malformed import NESTING_UNITS, malformed_texts
 
 TOOLS = ["add_task", "list_tasks", "complete_task", "remove_task", "Website information"]

@@ -13,7 +13,7 @@ import pytest
 
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel, Sampling
-from freyr_dspy.strategies.steps import chat
+from freyr_dspy.strategies._steps import chat
 from freyr_dspy.tools import Tool, Toolbox
 
 pytestmark = pytest.mark.embedded

@@ -18,7 +18,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from freyr_dspy.roles import Role, load_roles
-from freyr_dspy.roles.signature_dump import dump_signature
+from freyr_dspy.roles._signature_dump import dump_signature
 from freyr_dspy.testing import FakeCall, FunctionLM
 from tests.support.paths import PROJECT_DIR
 from tests.support.role_samples import sample_inputs, sample_outputs

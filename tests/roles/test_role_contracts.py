@@ -17,13 +17,13 @@ import dspy
 import pytest
 
 import freyr_dspy
-from freyr_dspy.benchmarks.callnavi.domain import CALLNAVI, CallNaviProgram
-from freyr_dspy.benchmarks.callnavi.planning import MAX_CALLS
-from freyr_dspy.domains.example import make_todo_toolbox
+from freyr_dspy.benchmarks.callnavi._domain import CALLNAVI, CallNaviProgram
+from freyr_dspy.benchmarks.callnavi._planning import MAX_CALLS
+from freyr_dspy.domains._example import make_todo_toolbox
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.roles.tool_selection import parse_assessment, selection_contract
+from freyr_dspy.roles._tool_selection import parse_assessment, selection_contract
 from freyr_dspy.schemas import Failure, RoleModel
-from freyr_dspy.strategies.freyr import MAX_INTENTS
+from freyr_dspy.strategies._freyr import MAX_INTENTS
 from freyr_dspy.testing import FakeCall, FunctionLM, register_fake, unregister_fake
 from freyr_dspy.tools import Tool, Toolbox
 from tests.artifacts.test_shipped_artifacts import toolbox_for

@@ -7,7 +7,7 @@ The rule, for every ``scripts/*.py`` (every import statement, at any depth of th
   ``freyr_dspy.``: ``M`` must be a public unit, that is ``freyr_dspy`` itself, a top-level
   module or package ``freyr_dspy.X``, or a sub-package ``freyr_dspy.X.Y`` (a directory with an
   ``__init__.py``), with no path segment starting with ``_``. A module inside a package
-  (``freyr_dspy.strategies.run``, ``freyr_dspy.testing.processes``) and anything deeper is an
+  (``freyr_dspy.strategies._run``, ``freyr_dspy.testing._processes``) and anything deeper is an
   implementation module: import what it defines from its package.
 - ``from M import a, b``: each name must be in ``M.__all__`` (``M`` is imported to read it);
   ``from M import *`` is refused.
@@ -34,12 +34,12 @@ SCRIPTS = sorted(SCRIPTS_DIR.glob("*.py"))
 
 #: (script, module) -> why the script may import that module although the rule forbids it.
 EXCEPTIONS = {
-    ("bench_margin.py", "freyr_dspy.strategies.freyr"): (
+    ("bench_margin.py", "freyr_dspy.strategies._freyr"): (
         "replays FREYR's planning steps one by one (plan, written and scored verdicts per "
         "margin) to choose an internal constant; no public API runs a step alone"
     ),
-    ("bench_margin.py", "freyr_dspy.strategies.scored_confirm"): "as above: scored verdicts",
-    ("bench_tools.py", "freyr_dspy.strategies.grounding"): (
+    ("bench_margin.py", "freyr_dspy.strategies._scored_confirm"): "as above: scored verdicts",
+    ("bench_tools.py", "freyr_dspy.strategies._grounding"): (
         "counts copied examples by the copied-example guard's own reading of a tool"
     ),
 }
@@ -108,17 +108,17 @@ BAD = """
 from freyr_dspy.settings import Settings
 from freyr_dspy.benchmarks.callnavi import get_benchmark_nowhere
 def later():
-    from freyr_dspy.strategies.run import Run
+    from freyr_dspy.strategies._run import Run
     import freyr_dspy._files
     from freyr_dspy.tools import *
 """
 
 
-def test_the_rule_refuses_internals_private_modules_unexported_names_and_star() -> None:
+def test_the_rule_refuses_private_modules_unexported_names_and_star() -> None:
     problems = [p for imp in freyr_imports(BAD, "bad.py") for p in violations(imp)]
     assert problems == [
         "bad.py:3: get_benchmark_nowhere is not in freyr_dspy.benchmarks.callnavi.__all__",
-        "bad.py:5: freyr_dspy.strategies.run is a module inside a package; import from the package",
+        "bad.py:5: freyr_dspy.strategies._run is private",
         "bad.py:6: freyr_dspy._files is private",
         "bad.py:7: from freyr_dspy.tools import * (name what is used)",
     ]

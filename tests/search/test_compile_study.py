@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 import freyr_dspy
-from freyr_dspy.backends.replay import ReplayMemo, replaying
+from freyr_dspy.backends._replay import ReplayMemo, replaying
 from freyr_dspy.benchmark import Episode, Step
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.search.folds import make_folds
-from freyr_dspy.search.selection import Scored, choose, sign_test, wilson_interval
+from freyr_dspy.search._folds import make_folds
+from freyr_dspy.search._selection import Scored, choose, sign_test, wilson_interval
 from freyr_dspy.settings import Settings
 from freyr_dspy.testing import Answer, FakeCall, FakeEngine, register_fake, unregister_fake
 from freyr_dspy.tools import Tool, Toolbox

@@ -14,8 +14,8 @@ import pytest
 
 from freyr_dspy.errors import ConfigError, UnknownModelError, UnknownNameError, UnknownRoleError
 from freyr_dspy.search import SearchSpace, baseline, format_table, search_assignments
-from freyr_dspy.search.storage import open_storage
-from freyr_dspy.search.study import CACHE_DIR
+from freyr_dspy.search._storage import open_storage
+from freyr_dspy.search._study import CACHE_DIR
 from freyr_dspy.settings import Settings
 from tests.support import search_fixtures as fx
 
@@ -206,7 +206,7 @@ def test_a_lost_configuration_already_queued_is_not_queued_twice() -> None:
     from optuna.distributions import CategoricalDistribution
     from optuna.trial import TrialState, create_trial
 
-    from freyr_dspy.search.study import enqueue, prepare_study
+    from freyr_dspy.search._study import enqueue, prepare_study
 
     space = models_only(intent=(PP, IP))
     _, default = baseline(space)
@@ -251,7 +251,7 @@ def test_a_silent_workers_trial_on_an_rdb_is_failed_and_queued_again(
     import time
     import warnings
 
-    from freyr_dspy.search import storage as storage_module
+    from freyr_dspy.search import _storage as storage_module
 
     monkeypatch.setattr(storage_module, "HEARTBEAT_INTERVAL", 1)
     monkeypatch.setattr(storage_module, "GRACE_PERIOD", 1)
@@ -322,7 +322,7 @@ def test_report_files_are_written(settings: Settings) -> None:
 def test_the_svg_plot_marks_the_front_the_baseline_and_the_best(settings: Settings) -> None:
     from xml.etree import ElementTree
 
-    from freyr_dspy.search.svg import pareto_svg
+    from freyr_dspy.search._svg import pareto_svg
 
     space = models_only(intent=(PP, IP), parameters=(IP, PP))
     result = run(settings, space, 8, seed=3)
@@ -345,7 +345,7 @@ def test_the_svg_plot_marks_the_front_the_baseline_and_the_best(settings: Settin
 def test_no_svg_plot_without_a_finished_trial(settings: Settings) -> None:
     from dataclasses import replace
 
-    from freyr_dspy.search.svg import pareto_svg
+    from freyr_dspy.search._svg import pareto_svg
 
     result = run(settings, models_only(), 1)
     failed = [replace(t, state="FAIL") for t in result.trials]
@@ -354,8 +354,8 @@ def test_no_svg_plot_without_a_finished_trial(settings: Settings) -> None:
 
 def test_demos_come_from_trainset_steps_the_search_does_not_evaluate(settings: Settings) -> None:
     from freyr_dspy.benchmarks import EvalOptions, get_benchmark
-    from freyr_dspy.search.objective import build_trial_program
-    from freyr_dspy.search.study import evaluation_inputs
+    from freyr_dspy.search._objective import build_trial_program
+    from freyr_dspy.search._study import evaluation_inputs
 
     space = SearchSpace(
         candidates={"intent": (IP,), "*": (PP,)},

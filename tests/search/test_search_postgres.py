@@ -21,7 +21,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from freyr_dspy.search.storage import open_storage
+from freyr_dspy.search._storage import open_storage
 from tests.support.paths import SUPPORT_DIR
 
 pytestmark = pytest.mark.server

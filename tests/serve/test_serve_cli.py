@@ -12,19 +12,19 @@ import pytest
 
 from freyr_dspy.artifacts import build_meta, save
 from freyr_dspy.cli import main
-from freyr_dspy.cli.serve_cmd import served_programs
+from freyr_dspy.cli._serve_cmd import served_programs
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel
 from freyr_dspy.serve import serving_in_thread
-from freyr_dspy.serve.context import model_context
+from freyr_dspy.serve._context import model_context
 from freyr_dspy.settings import Settings
 from freyr_dspy.testing import register_fake, unregister_fake
-from freyr_dspy.testing.rules import RulesLM
+from freyr_dspy.testing._rules import RulesLM
 from freyr_dspy.tools import Toolbox
 from tests.support.serve_helpers import ASK_WEATHER, TOOLS, WEATHER, serving
 
-#: The 0.5B's preset (freyr_dspy.strategies.presets), as the settings it turns on.
+#: The 0.5B's preset (freyr_dspy.strategies._presets), as the settings it turns on.
 SMALL_PRESET = {"calibrate": True, "scored_confirm": True, "refill": True, "abstain": True}
 
 #: Fakes named in these tests, each the keyword-rules agent.

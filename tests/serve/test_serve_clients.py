@@ -12,7 +12,7 @@ from openai import OpenAI
 
 from freyr_dspy.schemas import RoleUsage
 from freyr_dspy.serve import ServedProgram
-from freyr_dspy.serve.translate import usage_of
+from freyr_dspy.serve._translate import usage_of
 from freyr_dspy.testing import FunctionLM
 from tests.support.serve_helpers import (
     ARGUMENTS,

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from freyr_dspy.schemas import CallRecord, Failure, Outcome, Result
-from freyr_dspy.serve.conversation import read_turn
-from freyr_dspy.serve.errors import ApiError
-from freyr_dspy.serve.protocol import ChatRequest
-from freyr_dspy.serve.translate import ToolPlan, choice_of, toolbox_of
+from freyr_dspy.serve._conversation import read_turn
+from freyr_dspy.serve._errors import ApiError
+from freyr_dspy.serve._protocol import ChatRequest
+from freyr_dspy.serve._translate import ToolPlan, choice_of, toolbox_of
 
 
 def turn_of(messages: list[dict[str, Any]]) -> Any:

@@ -164,7 +164,7 @@ def test_asks_holds_the_asks_role_in_place_of_intent_and_excludes_calibrate() ->
 
 
 def test_malformed_asks_are_read_leniently() -> None:
-    from freyr_dspy.roles.asks import AskLister
+    from freyr_dspy.roles._asks import AskLister
 
     role = AskLister()
     assert role.clean({"asks": "weather, convert"})["asks"] == [

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from freyr_dspy.datasets.replies import invented_numbers
+from freyr_dspy.datasets._replies import invented_numbers
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.tools import Tool, Toolbox
 

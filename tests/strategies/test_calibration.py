@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from freyr_dspy.backends.llamacpp_scoring import ContinuationScores
+from freyr_dspy.backends._llamacpp_scoring import ContinuationScores
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.strategies import make_strategy
-from freyr_dspy.strategies.calibration import BIAS_WEIGHT, CONTENT_FREE_MESSAGE
-from freyr_dspy.strategies.freyr import Freyr
+from freyr_dspy.strategies._calibration import BIAS_WEIGHT, CONTENT_FREE_MESSAGE
+from freyr_dspy.strategies._freyr import Freyr
 from freyr_dspy.testing import Answer, ScriptedLM
 
 LEAD = '{"intents": ["'

@@ -17,7 +17,7 @@ from freyr_dspy.strategies import (
     setting_defaults,
     setting_names,
 )
-from freyr_dspy.strategies.gated import INNER_STRATEGIES, Gated
+from freyr_dspy.strategies._gated import INNER_STRATEGIES, Gated
 
 
 def _defaults(name: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import pytest
 from freyr_dspy.domains import Domain
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel
-from freyr_dspy.strategies.grounding import (
+from freyr_dspy.strategies._grounding import (
     Evidence,
     copied_examples,
     examples_of,
@@ -195,7 +195,7 @@ def test_prompted_gets_the_refusal_as_an_observation() -> None:
 
 
 def test_without_examples_removes_the_example_clauses_only() -> None:
-    from freyr_dspy.strategies.grounding import without_examples
+    from freyr_dspy.strategies._grounding import without_examples
 
     assert without_examples("Event title, e.g. 'Weekly sync'") == "Event title"
     assert without_examples('Room, such as "Aula" or "Lab 2".') == "Room."
@@ -220,7 +220,7 @@ REFUSAL_ECHO = (
 
 
 def test_an_error_written_back_as_a_value_is_an_echo_a_listed_value_is_not() -> None:
-    from freyr_dspy.strategies.grounding import echoed_error
+    from freyr_dspy.strategies._grounding import echoed_error
 
     error = f"title: {REFUSAL_ECHO.lower()}; write the value the request gives"
     request = Evidence.of("Book the design review")

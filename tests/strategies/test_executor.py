@@ -6,8 +6,8 @@ import pytest
 
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.strategies import CallPolicy, Ledger, Run
-from freyr_dspy.strategies.executor import ToolExecutor
-from freyr_dspy.strategies.grounding import Evidence
+from freyr_dspy.strategies._executor import ToolExecutor
+from freyr_dspy.strategies._grounding import Evidence
 from freyr_dspy.tools import Tool, Toolbox
 
 

@@ -9,10 +9,10 @@ import pytest
 
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.roles.parameters import several_calls_contract
+from freyr_dspy.roles._parameters import several_calls_contract
 from freyr_dspy.strategies import make_strategy
-from freyr_dspy.strategies.freyr import freed_slots
-from freyr_dspy.strategies.gated import Gated
+from freyr_dspy.strategies._freyr import freed_slots
+from freyr_dspy.strategies._gated import Gated
 from freyr_dspy.testing import FakeCall, FunctionLM
 from freyr_dspy.tools import Tool, Toolbox
 

@@ -8,7 +8,7 @@ import pytest
 
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel
-from freyr_dspy.strategies.grounding import Evidence, differs_by_stated_values, ground_arguments
+from freyr_dspy.strategies._grounding import Evidence, differs_by_stated_values, ground_arguments
 from freyr_dspy.testing import ScriptedLM, register_fake, unregister_fake
 from freyr_dspy.tools import Tool
 
@@ -150,7 +150,7 @@ def test_earlier_outcomes_and_the_state_count_as_evidence() -> None:
 
 
 def test_unstated_required_names_text_values_that_share_no_word_with_the_request() -> None:
-    from freyr_dspy.strategies.grounding import unstated_required
+    from freyr_dspy.strategies._grounding import unstated_required
 
     def slot(participants: list[str], date: str, zone: str, minutes: int) -> str:
         """Find a free slot."""

@@ -9,7 +9,7 @@ import pytest
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import CallRecord, Outcome
 from freyr_dspy.strategies import Ledger
-from freyr_dspy.strategies.call_watch import watching_calls
+from freyr_dspy.strategies._call_watch import watching_calls
 from freyr_dspy.tools import Tool, Toolbox
 
 

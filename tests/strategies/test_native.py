@@ -13,13 +13,13 @@ import dspy
 import pytest
 from dspy.lm15 import Config, FunctionTool, Message, Request
 
-from freyr_dspy.backends.llamacpp import LlamaCppEngine
-from freyr_dspy.backends.llamacpp_tools import tool_results_as_user
-from freyr_dspy.domains.example import TodoState
+from freyr_dspy.backends._llamacpp import LlamaCppEngine
+from freyr_dspy.backends._llamacpp_tools import tool_results_as_user
+from freyr_dspy.domains._example import TodoState
 from freyr_dspy.errors import ToolUnsupportedError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Failure, Result, RoleModel, Sampling
-from freyr_dspy.strategies.native import (
+from freyr_dspy.strategies._native import (
     NativeToolsAdapter,
     NativeToolsSignature,
     as_dspy_tool,
@@ -233,7 +233,7 @@ def test_native_adapter_asks_for_tool_calls_not_a_json_reply() -> None:
 
 
 def test_a_plain_text_reply_is_not_a_parse_failure_but_a_broken_call_is() -> None:
-    from freyr_dspy.strategies.native import _attempted_call
+    from freyr_dspy.strategies._native import _attempted_call
 
     assert not _attempted_call("Your task was added.")
     assert _attempted_call('<tool_call>{"name": "add_task", "argu')

@@ -15,8 +15,8 @@ from freyr_dspy.strategies import (
     parse_label,
     setting_names,
 )
-from freyr_dspy.strategies.freyr import Freyr
-from freyr_dspy.strategies.nlt import Nlt
+from freyr_dspy.strategies._freyr import Freyr
+from freyr_dspy.strategies._nlt import Nlt
 
 
 def test_a_label_is_packed_into_the_policies_it_names() -> None:

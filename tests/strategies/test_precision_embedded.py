@@ -12,7 +12,7 @@ import pytest
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel, Sampling
 from freyr_dspy.strategies import make_strategy
-from freyr_dspy.strategies.presets import default_strategy
+from freyr_dspy.strategies._presets import default_strategy
 from freyr_dspy.tools import Tool, Toolbox
 
 pytestmark = pytest.mark.embedded

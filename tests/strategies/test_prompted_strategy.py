@@ -8,7 +8,7 @@ import dspy
 import pytest
 
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.roles.prompted import CALL_FORMAT, ToolRequest, extract_calls
+from freyr_dspy.roles._prompted import CALL_FORMAT, ToolRequest, extract_calls
 from freyr_dspy.testing import FakeCall, FunctionLM
 
 

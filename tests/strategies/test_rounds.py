@@ -8,7 +8,7 @@ import dspy
 
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.strategies import make_strategy
-from freyr_dspy.strategies.freyr import Freyr
+from freyr_dspy.strategies._freyr import Freyr
 from freyr_dspy.testing import FakeCall, FunctionLM
 from freyr_dspy.tools import Tool, Toolbox
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from freyr_dspy.backends.llamacpp_scoring import ContinuationScores
+from freyr_dspy.backends._llamacpp_scoring import ContinuationScores
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.strategies import make_strategy, parse_label
-from freyr_dspy.strategies.scored_confirm import CONFIRM_MARGIN
+from freyr_dspy.strategies._scored_confirm import CONFIRM_MARGIN
 from freyr_dspy.testing import Answer, ScriptedLM
 
 MESSAGE = "Add buy milk to my list"

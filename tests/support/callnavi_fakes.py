@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from freyr_dspy.benchmarks.callnavi.domain import CALLNAVI, CallNaviProgram
+from freyr_dspy.benchmarks.callnavi._domain import CALLNAVI, CallNaviProgram
 from freyr_dspy.schemas import RoleModel, Sampling
 from freyr_dspy.strategies import make_strategy
 from freyr_dspy.testing import Answer, FakeCall

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from freyr_dspy.benchmark import EvalOptions
-from freyr_dspy.benchmarks.todo import TEST_ROWS, TodoBenchmark, load_rows
+from freyr_dspy.benchmarks._todo import TEST_ROWS, TodoBenchmark, load_rows
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import RoleModel
 from freyr_dspy.settings import Settings

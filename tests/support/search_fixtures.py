@@ -20,7 +20,7 @@ import dspy
 
 from freyr_dspy.benchmark import Episode, EvalOptions, Step, StepScore
 from freyr_dspy.benchmarks import register_benchmark
-from freyr_dspy.domains.example import TODO, Task, TodoState
+from freyr_dspy.domains._example import TODO, Task, TodoState
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.testing import FakeCall, FunctionLM, register_fake, unregister_fake
 

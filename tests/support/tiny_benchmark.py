@@ -15,7 +15,7 @@ import dspy
 import pytest
 
 from freyr_dspy.benchmarks import BENCHMARKS, Episode, EvalOptions, Step, StepScore
-from freyr_dspy.domains.example import Task, TodoState
+from freyr_dspy.domains._example import Task, TodoState
 from freyr_dspy.errors import FakeLMError
 from freyr_dspy.evaluation import StepRecord
 from freyr_dspy.program import FreyrProgram
@@ -125,7 +125,7 @@ class CountingRules:
     """``fake/rules`` that counts its calls and can be told to fail after N calls."""
 
     def __init__(self, fail_after: int | None = None, error: type[BaseException] = FakeLMError):
-        from freyr_dspy.testing.rules import RulesLM
+        from freyr_dspy.testing._rules import RulesLM
 
         self.rules = RulesLM()
         self.calls: list[FakeCall] = []

@@ -7,11 +7,11 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from freyr_dspy.domains.example import TodoState, make_todo_toolbox
+from freyr_dspy.domains._example import TodoState, make_todo_toolbox
 from freyr_dspy.errors import ConfigError, ToolError
 from freyr_dspy.schemas import Outcome
 from freyr_dspy.tools import Tool, Toolbox, ToolParameter, normalize_name
-from freyr_dspy.tools.toolbox import render_tool_spec
+from freyr_dspy.tools._toolbox import render_tool_spec
 
 
 def book_flight(

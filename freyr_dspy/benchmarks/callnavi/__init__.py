@@ -7,7 +7,7 @@ paper's metrics (faithful and strict variants) and the ``callnavi`` benchmark.
 Heavy parts (DSPy roles and strategies) are imported only by the modules that need them.
 """
 
-from freyr_dspy.benchmarks.callnavi.data import (
+from freyr_dspy.benchmarks.callnavi._data import (
     DIFFICULTIES,
     PLACEHOLDER,
     ApiSpec,
@@ -17,8 +17,8 @@ from freyr_dspy.benchmarks.callnavi.data import (
     callnavi_dir,
     load_domain,
 )
-from freyr_dspy.benchmarks.callnavi.quality import QualityFlag, quality_flags
-from freyr_dspy.benchmarks.callnavi.toolbox import make_toolbox, render_catalog
+from freyr_dspy.benchmarks.callnavi._quality import QualityFlag, quality_flags
+from freyr_dspy.benchmarks.callnavi._toolbox import make_toolbox, render_catalog
 
 __all__ = [
     "DIFFICULTIES",

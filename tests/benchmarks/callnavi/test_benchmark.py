@@ -11,14 +11,14 @@ import pytest
 
 from freyr_dspy.benchmark import EvalOptions, step_example
 from freyr_dspy.benchmarks import get_benchmark
-from freyr_dspy.benchmarks.callnavi.benchmark import CALLNAVI_BENCHMARK
-from freyr_dspy.benchmarks.callnavi.data import callnavi_dir, load_domain
-from freyr_dspy.benchmarks.callnavi.domain import CallNaviProgram
-from freyr_dspy.benchmarks.callnavi.trainset import benchmark_overlap, load_trainset
-from freyr_dspy.compiling.metrics import BenchmarkMetric
+from freyr_dspy.benchmarks.callnavi._benchmark import CALLNAVI_BENCHMARK
+from freyr_dspy.benchmarks.callnavi._data import callnavi_dir, load_domain
+from freyr_dspy.benchmarks.callnavi._domain import CallNaviProgram
+from freyr_dspy.benchmarks.callnavi._trainset import benchmark_overlap, load_trainset
+from freyr_dspy.compiling._metrics import BenchmarkMetric
 from freyr_dspy.errors import ConfigError, DataError
 from freyr_dspy.evaluation import run_episode
-from freyr_dspy.evaluation.runner import StepRecord
+from freyr_dspy.evaluation._runner import StepRecord
 from freyr_dspy.testing import FakeCall, FunctionLM
 from tests.support.callnavi_fakes import FIXTURES, Responder, make_program
 from tests.support.paths import PROJECT_DIR
@@ -283,7 +283,7 @@ def test_trainset_rows_are_validated_with_path_and_line(
 
 
 def test_oracle_replays_give_demos_for_every_callnavi_strategy(tmp_path: Path) -> None:
-    from freyr_dspy.compiling.gold import gold_demos
+    from freyr_dspy.compiling._gold import gold_demos
 
     row = {
         "id": "t9",

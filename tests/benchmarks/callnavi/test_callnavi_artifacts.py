@@ -9,8 +9,8 @@ import dspy
 
 from freyr_dspy.artifacts import build_meta, load, program_state, save
 from freyr_dspy.benchmark import EvalOptions
-from freyr_dspy.benchmarks.callnavi.benchmark import CALLNAVI_BENCHMARK
-from freyr_dspy.benchmarks.callnavi.data import load_domain
+from freyr_dspy.benchmarks.callnavi._benchmark import CALLNAVI_BENCHMARK
+from freyr_dspy.benchmarks.callnavi._data import load_domain
 from freyr_dspy.settings import Settings
 from tests.support.callnavi_fakes import FIXTURES
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from freyr_dspy.backends.embedded import is_installed
-from freyr_dspy.benchmarks.callnavi.domain import CallNaviState
-from freyr_dspy.benchmarks.callnavi.scoring import step_metrics
+from freyr_dspy.backends._embedded import is_installed
+from freyr_dspy.benchmarks.callnavi._domain import CallNaviState
+from freyr_dspy.benchmarks.callnavi._scoring import step_metrics
 from freyr_dspy.schemas import Sampling
 from tests.support.callnavi_fakes import PETS, make_program
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from freyr_dspy.benchmarks.callnavi.metrics import (
+from freyr_dspy.benchmarks.callnavi._metrics import (
     PAPER_DENOMINATORS,
     ast_match,
     ast_match_strict,

@@ -12,7 +12,7 @@ from freyr_dspy.benchmarks.callnavi import (
     load_domain,
     quality_flags,
 )
-from freyr_dspy.benchmarks.callnavi.quality import flags_by_question
+from freyr_dspy.benchmarks.callnavi._quality import flags_by_question
 from freyr_dspy.errors import ConfigError, DataError
 from tests.support.paths import DATA_DIR
 

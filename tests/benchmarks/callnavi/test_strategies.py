@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from freyr_dspy.benchmarks.callnavi.backward import rank_candidates
-from freyr_dspy.benchmarks.callnavi.domain import CallNaviState, domain_toolbox
-from freyr_dspy.benchmarks.callnavi.planning import MAX_CALLS
+from freyr_dspy.benchmarks.callnavi._backward import rank_candidates
+from freyr_dspy.benchmarks.callnavi._domain import CallNaviState, domain_toolbox
+from freyr_dspy.benchmarks.callnavi._planning import MAX_CALLS
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Failure, RoleModel
 from freyr_dspy.testing import FakeCall, FunctionLM
@@ -241,7 +241,7 @@ def test_strategies_also_run_on_a_plain_program_with_the_state_naming_the_domain
 
 
 def test_gated_runs_on_callnavi_through_the_program_toolbox(fake_lm: Install) -> None:
-    pytest.importorskip("freyr_dspy.strategies.gated")
+    pytest.importorskip("freyr_dspy.strategies._gated")
 
     def answer(call: FakeCall) -> Any:
         if call.role == "library":

@@ -3,7 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from freyr_dspy.benchmarks.callnavi import ApiSpec, available_domains, callnavi_dir, load_domain
-from freyr_dspy.benchmarks.callnavi.toolbox import (
+from freyr_dspy.benchmarks.callnavi._toolbox import (
     MISC_LIBRARY,
     api_tool,
     api_topics,

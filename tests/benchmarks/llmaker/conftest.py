@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from freyr_dspy.benchmarks.llmaker.models import Level
+from freyr_dspy.benchmarks.llmaker._models import Level
 from tests.support.llmaker_helpers import apply, room
 
 

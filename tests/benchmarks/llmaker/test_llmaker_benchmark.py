@@ -10,9 +10,9 @@ import dspy
 import pytest
 
 from freyr_dspy.benchmarks import EvalOptions, Step, get_benchmark
-from freyr_dspy.benchmarks.llmaker.benchmark import LLMAKER_BENCHMARK, failure_kind
-from freyr_dspy.benchmarks.llmaker.levels import load_level
-from freyr_dspy.benchmarks.llmaker.models import Level
+from freyr_dspy.benchmarks.llmaker._benchmark import LLMAKER_BENCHMARK, failure_kind
+from freyr_dspy.benchmarks.llmaker._levels import load_level
+from freyr_dspy.benchmarks.llmaker._models import Level
 from freyr_dspy.domains import get_domain
 from freyr_dspy.evaluation import run_episode
 from freyr_dspy.program import to_prediction

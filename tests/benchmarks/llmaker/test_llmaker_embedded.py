@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from freyr_dspy.benchmarks import EvalOptions
-from freyr_dspy.benchmarks.llmaker.benchmark import LLMAKER_BENCHMARK
-from freyr_dspy.benchmarks.llmaker.models import Level
+from freyr_dspy.benchmarks.llmaker._benchmark import LLMAKER_BENCHMARK
+from freyr_dspy.benchmarks.llmaker._models import Level
 from freyr_dspy.schemas import Result, RoleModel, Sampling
 from tests.support.llmaker_helpers import apply, room
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from freyr_dspy.benchmarks.llmaker.config import PUBLIC_CONFIG, LevelConfig
-from freyr_dspy.benchmarks.llmaker.functions import LIBRARIES, TOOL_NAMES, make_toolbox
-from freyr_dspy.benchmarks.llmaker.models import Level, Slots
+from freyr_dspy.benchmarks.llmaker._config import PUBLIC_CONFIG, LevelConfig
+from freyr_dspy.benchmarks.llmaker._functions import LIBRARIES, TOOL_NAMES, make_toolbox
+from freyr_dspy.benchmarks.llmaker._models import Level, Slots
 from tests.support.llmaker_helpers import STATS, TOOLBOX, apply, enemy, room
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from freyr_dspy.benchmarks.llmaker.levels import dumps_level, load_level, read_level, write_level
-from freyr_dspy.benchmarks.llmaker.models import Level
+from freyr_dspy.benchmarks.llmaker._levels import dumps_level, load_level, read_level, write_level
+from freyr_dspy.benchmarks.llmaker._models import Level
 from freyr_dspy.errors import DataError
 from tests.support.llmaker_helpers import apply, enemy, room
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from freyr_dspy.benchmarks.llmaker.levels import read_level
-from freyr_dspy.benchmarks.llmaker.models import Level
-from freyr_dspy.benchmarks.llmaker.render import render_original, render_rich
+from freyr_dspy.benchmarks.llmaker._levels import read_level
+from freyr_dspy.benchmarks.llmaker._models import Level
+from freyr_dspy.benchmarks.llmaker._render import render_original, render_rich
 from tests.support.llmaker_helpers import STATS, apply, room
 
 # The layout of spec §1.5 (FREYR's str(level)), with our own names instead of the benchmark's.

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from freyr_dspy.benchmarks.llmaker.models import Level
-from freyr_dspy.benchmarks.llmaker.steps import STEP_CHECKS, evaluate_step, get_step_check
-from freyr_dspy.benchmarks.llmaker.testset import TestStep, load_test_steps
+from freyr_dspy.benchmarks.llmaker._models import Level
+from freyr_dspy.benchmarks.llmaker._steps import STEP_CHECKS, evaluate_step, get_step_check
+from freyr_dspy.benchmarks.llmaker._testset import TestStep, load_test_steps
 from tests.support.llmaker_helpers import STATS, apply, enemy, room
 
 # Hand-made correct edits for the last step of each test case (no reference level follows).

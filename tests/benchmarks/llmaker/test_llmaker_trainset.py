@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from freyr_dspy.benchmarks import EvalOptions
-from freyr_dspy.benchmarks.llmaker.assertions import evaluate_assertions
-from freyr_dspy.benchmarks.llmaker.benchmark import LLMAKER_BENCHMARK
-from freyr_dspy.benchmarks.llmaker.models import Level
-from freyr_dspy.benchmarks.llmaker.trainset import (
+from freyr_dspy.benchmarks.llmaker._assertions import evaluate_assertions
+from freyr_dspy.benchmarks.llmaker._benchmark import LLMAKER_BENCHMARK
+from freyr_dspy.benchmarks.llmaker._models import Level
+from freyr_dspy.benchmarks.llmaker._trainset import (
     ASSERTIONS,
     TRAINSET_FILE,
     load_trainset,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from freyr_dspy.benchmarks.llmaker.models import Corridor, Encounter, Level, Room, Slots
+from freyr_dspy.benchmarks.llmaker._models import Corridor, Encounter, Level, Room, Slots
 from tests.support.llmaker_helpers import STATS, TOOLBOX, apply, enemy, room
 
 CORRIDOR = "West Room-East Room"

@@ -10,8 +10,8 @@ import dspy
 import pytest
 
 from freyr_dspy.benchmarks import EvalOptions, Step, get_benchmark
-from freyr_dspy.benchmarks.nlt.benchmark import NltBenchmark
-from freyr_dspy.benchmarks.nlt.summary import summarize_records
+from freyr_dspy.benchmarks.nlt._benchmark import NltBenchmark
+from freyr_dspy.benchmarks.nlt._summary import summarize_records
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.evaluation import StepRecord, run_episode
 from freyr_dspy.program import to_prediction
@@ -244,8 +244,8 @@ def test_summary_statistics() -> None:
 
 def test_a_search_gives_models_to_the_roles_the_benchmark_builds(options: EvalOptions) -> None:
     """NLT builds ``gated`` around ``nlt``: its trials choose a tool_selection model, no intent."""
-    from freyr_dspy.search.space import SearchSpace, baseline
-    from freyr_dspy.search.study import validate_space, with_benchmark_roles
+    from freyr_dspy.search._space import SearchSpace, baseline
+    from freyr_dspy.search._study import validate_space, with_benchmark_roles
 
     space = SearchSpace(candidates={"*": ("fake/rules",)}, strategies=("gated", "freyr"))
     searched = with_benchmark_roles(space, BENCH, options)

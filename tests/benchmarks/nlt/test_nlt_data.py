@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from freyr_dspy.benchmarks.nlt.data import (
+from freyr_dspy.benchmarks.nlt._data import (
     function_name,
     load_scenario,
     load_trainset,
     scenario_path,
     with_tool_descriptions,
 )
-from freyr_dspy.benchmarks.nlt.domain import make_toolbox
+from freyr_dspy.benchmarks.nlt._domain import make_toolbox
 from freyr_dspy.errors import ConfigError, DataError
 
 SCENARIO: dict[str, Any] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dspy
 import pytest
 
-from freyr_dspy.roles.tool_selection import (
+from freyr_dspy.roles._tool_selection import (
     Assessment,
     ToolSelector,
     assess,

@@ -3,7 +3,7 @@ the retry's narrowed schema is tested in ``tests/prompting/test_narrowing.py``."
 
 from __future__ import annotations
 
-from freyr_dspy.strategies.retry.blame import (
+from freyr_dspy.strategies.retry._blame import (
     RetryLimits,
     blame_note,
     blamed_arguments,

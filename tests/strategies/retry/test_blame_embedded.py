@@ -13,10 +13,10 @@ from typing import Literal
 import pytest
 
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.prompting.narrowing import LONGEST_EXCLUDED
+from freyr_dspy.prompting._narrowing import LONGEST_EXCLUDED
 from freyr_dspy.schemas import RoleModel, Sampling
 from freyr_dspy.strategies import make_strategy
-from freyr_dspy.strategies.freyr import Freyr
+from freyr_dspy.strategies._freyr import Freyr
 from freyr_dspy.tools import Tool, Toolbox
 
 pytestmark = pytest.mark.embedded

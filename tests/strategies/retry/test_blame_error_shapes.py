@@ -10,7 +10,7 @@ import jsonschema
 import pydantic
 import pytest
 
-from freyr_dspy.strategies.retry.blame import blamed_arguments, listed_choices
+from freyr_dspy.strategies.retry._blame import blamed_arguments, listed_choices
 from freyr_dspy.tools import Toolbox
 
 SCHEMA = {

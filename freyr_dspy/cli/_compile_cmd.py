@@ -1,0 +1,537 @@
+"""``freyr compile``: fit a program to a benchmark's or a user's rows and write an artifact.
+
+By default a compile study (``freyr_dspy.search._fitting``): switches, demos and, with
+candidates, models are searched around the model's preset, scored by cross-validation, and the
+best is shipped only when it beats the preset by a margin the rows support. ``--no-search``
+fits one configuration instead (the strategy and optimizer given, a dev split): the compile of
+earlier versions, and the only one that stacks on an artifact (``--start``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from freyr_dspy.benchmark import get_benchmark
+from freyr_dspy.cli._common import (
+    data_option,
+    echo_json,
+    json_option,
+    make_settings,
+    model_options,
+    option_group,
+    progress_bar,
+)
+from freyr_dspy.cli._dataset import Dataset, dataset_options, open_dataset
+from freyr_dspy.compiling._job import CompiledArtifact, CompileJob, compile_job, regression_warning
+from freyr_dspy.compiling._optimizers import OPTIMIZER_NAMES, OptimizerConfig
+from freyr_dspy.errors import ConfigError
+from freyr_dspy.evaluation._config import parse_benchmark_options
+from freyr_dspy.search._compile_study import (
+    DEFAULT_TIMEOUT,
+    DEFAULT_TRIALS,
+    CompileBudget,
+    CompileOutcome,
+)
+from freyr_dspy.search._fitting import FitOptions
+from freyr_dspy.search._folds import DEFAULT_FOLDS
+from freyr_dspy.search._program_space import DEMO_OPTIMIZERS, ProgramSpace, switch_names
+from freyr_dspy.settings import Settings
+
+__all__ = []
+
+#: The dev share of a ``--no-search`` compile.
+DEV_FRACTION = 0.3
+
+#: What to compile, from where, with which optimizer.
+_program_options = option_group(
+    click.option("--benchmark", "benchmark_name", default=None, help="Registered benchmark name."),
+    click.option(
+        "--strategy",
+        default=None,
+        help="The baseline strategy (default: the model's preset; with --no-search, the "
+        "benchmark's first).",
+    ),
+    click.option(
+        "--start",
+        type=click.Path(path_type=Path),
+        default=None,
+        metavar="ARTIFACT",
+        help="Start from this compiled program (demos, instructions, models, benchmark options) "
+        "instead of an uncompiled one, e.g. gepa on top of labeled demos.",
+    ),
+    click.option(
+        "--optimizer",
+        default=None,
+        metavar="NAME[,NAME]",
+        help="Demo optimizers the study chooses among (default: "
+        f"{','.join(DEMO_OPTIMIZERS)}); with --no-search, the one to run (default labeled). "
+        f"Any of: {', '.join(OPTIMIZER_NAMES)}.",
+    ),
+)
+
+#: The compile study: how long, how it scores, what it may change.
+_search_options = option_group(
+    click.option(
+        "--no-search",
+        is_flag=True,
+        help="Fit one configuration (--strategy, --optimizer) on a dev split, as before.",
+    ),
+    click.option(
+        "--trials",
+        type=click.IntRange(1),
+        default=DEFAULT_TRIALS,
+        show_default=True,
+        help="Configurations the study finishes in all (a rerun resumes and adds what is missing).",
+    ),
+    click.option(
+        "--timeout",
+        type=click.FloatRange(min=0.1),
+        default=DEFAULT_TIMEOUT / 60,
+        show_default=True,
+        metavar="MINUTES",
+        help="Start no trial after this long (resumable).",
+    ),
+    click.option(
+        "--folds",
+        type=click.IntRange(2),
+        default=DEFAULT_FOLDS,
+        show_default=True,
+        help="Cross-validation folds over the rows.",
+    ),
+    click.option(
+        "--switches",
+        default=None,
+        metavar="NAME,...|none",
+        help="The strategy switches searched (default: all of them; none: the baseline's).",
+    ),
+    click.option(
+        "--demo-scope",
+        default="plan,deciding",
+        show_default=True,
+        help="Which roles may keep demos: plan (planning roles), deciding (+ parameters).",
+    ),
+    click.option(
+        "--candidates",
+        "candidate_specs",
+        multiple=True,
+        metavar="ROLE=ID,ID",
+        help="Candidate models of one role, searched with their sampling. Repeatable.",
+    ),
+    click.option(
+        "--candidates-all", default=None, metavar="ID,ID", help="Candidates for every role."
+    ),
+    click.option("--no-prune", is_flag=True, help="Score every trial on every row."),
+    click.option(
+        "--study", "study_name", default=None, help="Study name (default: from the options)."
+    ),
+    click.option(
+        "--storage",
+        default=None,
+        help="File, sqlite:///PATH or postgresql://... shared by workers "
+        "(default: runs/compile/STUDY/study.journal).",
+    ),
+    click.option(
+        "--limit",
+        type=click.IntRange(2),
+        default=None,
+        help="Fit on N rows spread evenly over the examples (a quicker, smaller study).",
+    ),
+    click.option(
+        "--test-limit",
+        type=click.IntRange(1),
+        default=None,
+        help="Score N held-out rows, spread evenly over them.",
+    ),
+    click.option(
+        "--test",
+        "test_file",
+        type=click.Path(path_type=Path, exists=True, dir_okay=False),
+        default=None,
+        help="Held-out JSONL rows scored before and after (never used to choose).",
+    ),
+)
+
+#: The models that teach and write instructions, and the optimizer's effort.
+_teacher_options = option_group(
+    click.option("--teacher", default=None, help="Model id of the bootstrap teacher."),
+    click.option(
+        "--reflection", default=None, help="Model id writing instructions (MIPROv2, GEPA, SIMBA)."
+    ),
+    click.option(
+        "--budget",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Optimizer effort (mipro, gepa, simba, bootstrap_rs): candidate sets, trials, "
+        "metric calls or steps.",
+    ),
+)
+
+#: What the demos hold.
+_demo_options = option_group(
+    click.option(
+        "--max-demos",
+        type=click.IntRange(0, 16),
+        default=None,
+        help="Demos per role: the most a study tries (default 4), or how many --no-search "
+        "keeps (default 2).",
+    ),
+    click.option(
+        "--demo-maxlen",
+        type=click.IntRange(min=20),
+        default=None,
+        help="Cut demo input fields longer than this many characters.",
+    ),
+    click.option(
+        "--demo-roles",
+        default=None,
+        metavar="ROLE,...",
+        help="With --no-search: only these roles keep demos (default: every role).",
+    ),
+    click.option(
+        "--demo-omit",
+        default=None,
+        metavar="FIELD,...",
+        help="Input fields left out of every demo (e.g. tools: the catalog is in the request).",
+    ),
+)
+
+#: The split, the benchmark's options and data, the artifact.
+_run_options = option_group(
+    click.option("--seed", type=int, default=0, show_default=True),
+    click.option(
+        "--dev-fraction",
+        type=click.FloatRange(0.05, 0.9),
+        default=None,
+        help=f"With --no-search: the share of rows kept for dev (default {DEV_FRACTION}).",
+    ),
+    click.option("--mode", default=None, help="Benchmark mode.  [default: bootstrap]"),
+    click.option(
+        "--option",
+        "extra_specs",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Benchmark option (e.g. max_retries=1); recorded in the artifact.",
+    ),
+    data_option,
+    click.option(
+        "--out",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="Artifact path (default: compiled/<benchmark or examples file>.json).",
+    ),
+    click.option(
+        "--keep-tool-text",
+        is_flag=True,
+        help="Let demos keep the tool catalogs and specs (default: left out of the artifact).",
+    ),
+)
+
+
+@click.command("compile")
+@_program_options
+@model_options
+@_teacher_options
+@_search_options
+@_demo_options
+@_run_options
+@dataset_options
+@json_option
+def command(data_dir: Path | None, as_json: bool, **options: Any) -> None:
+    """Fit a program to a benchmark or your examples; by default a study around the preset."""
+    test_file: Path | None = options.pop("test_file")
+    with open_dataset(options, options["benchmark_name"], allow_unlabelled=True) as dataset:
+        if dataset is not None:
+            _label_missing(dataset, options["teacher"], options["strategy"], options["api_base"])
+        settings = make_settings(data_dir=data_dir)
+        if options.pop("no_search"):
+            _fixed_compile(dataset, settings, as_json, test_file, options)
+            return
+        # NOTE: some DSPy optimizers print their progress; stdout is kept for the results.
+        with contextlib.redirect_stdout(sys.stderr):
+            outcome, path = _study(dataset, settings, test_file, options)
+    if as_json:
+        echo_json({**outcome.to_json(), "artifact": str(path)})
+        return
+    for line in outcome.lines():
+        click.echo(line)
+    click.echo(f"wrote {path}")
+
+
+def _fixed_compile(
+    dataset: Dataset | None,
+    settings: Settings,
+    as_json: bool,
+    test_file: Path | None,
+    options: dict[str, Any],
+) -> None:
+    """``--no-search``: one configuration, one optimizer, dev scores before and after."""
+    if test_file is not None:
+        raise ConfigError("--test goes with the compile study; with --no-search give --dev")
+    for name in _STUDY_OPTIONS:
+        options.pop(name)
+    if options["dev_fraction"] is None:
+        options["dev_fraction"] = DEV_FRACTION
+    job = _job(dataset, settings, **options)
+    # NOTE: some DSPy optimizers print their progress; stdout is kept for the results.
+    with contextlib.redirect_stdout(sys.stderr), progress_bar("dev", unit="step") as progress:
+        artifact = compile_job(job, settings=settings, progress=progress)
+    if as_json:
+        echo_json(artifact.to_json())
+    else:
+        _render(artifact)
+    warning = regression_warning(artifact.report.before, artifact.report.after)
+    if warning:  # on stderr, so --json output stays one JSON document
+        click.echo(f"warning: {warning}", err=True)
+
+
+#: Options of the compile study that ``--no-search`` does not take.
+_STUDY_OPTIONS = (
+    "trials",
+    "timeout",
+    "folds",
+    "switches",
+    "demo_scope",
+    "candidate_specs",
+    "candidates_all",
+    "no_prune",
+    "study_name",
+    "storage",
+    "limit",
+    "test_limit",
+)
+
+
+def _study(
+    dataset: Dataset | None, settings: Settings, test_file: Path | None, options: dict[str, Any]
+) -> tuple[CompileOutcome, Path]:
+    """Run the compile study the options describe and write its program."""
+    from freyr_dspy.artifacts import benchmark_data_dir, save
+    from freyr_dspy.benchmark import EvalOptions
+    from freyr_dspy.program._factory import program_for
+    from freyr_dspy.search._fitting import fit_program
+
+    if options["start"] is not None:
+        raise ConfigError("--start stacks on one artifact: give --no-search with it")
+    if options["dev_fraction"] is not None:
+        raise ConfigError(
+            "--dev-fraction goes with --no-search: a study scores every row by cross-validation"
+        )
+    bench = dataset.benchmark if dataset else get_benchmark(str(options["benchmark_name"]))
+    extra = parse_benchmark_options(options["extra_specs"])
+    if dataset is not None:
+        extra = {**extra, "dataset": dataset.digest}
+    eval_options = EvalOptions(
+        data_dir=benchmark_data_dir(settings), mode=options["mode"] or "bootstrap", extra=extra
+    )
+    baseline = program_for(
+        benchmark=bench,
+        eval_options=eval_options,
+        strategy=options["strategy"],
+        models=options["model_specs"],
+        sampling=options["sampling_specs"],
+        api_base=options["api_base"],
+        cache=settings.cache,
+        default_model=settings.default_model,
+    )
+    outcome = fit_program(
+        baseline,
+        bench,
+        _space(baseline, options, settings),
+        options=eval_options,
+        settings=settings,
+        budget=CompileBudget(
+            trials=options["trials"],
+            timeout=options["timeout"] * 60,
+            prune=not options["no_prune"],
+        ),
+        fit=_fit_options(options),
+        test=_held_out(dataset, test_file, options["test_limit"]),
+        on_trial=lambda line: click.echo(line, err=True),
+    )
+    name = dataset.examples.stem if dataset is not None else bench.name
+    path = options["out"] or settings.compiled_dir / f"{name}.json"
+    return outcome, save(outcome.program, path, outcome.meta)
+
+
+def _space(baseline: Any, options: dict[str, Any], settings: Settings) -> ProgramSpace:
+    """The study's dimensions from the options, around ``baseline``'s strategy."""
+    from freyr_dspy.search._space import SearchSpace, parse_candidates
+    from freyr_dspy.strategies import strategy_label
+
+    label = strategy_label(baseline.strategy)
+    switches = options["switches"]
+    if switches is None:
+        searched = switch_names(label)
+    elif switches.strip().lower() == "none":
+        searched = ()
+    else:
+        searched = _csv(switches)
+        unknown = sorted(set(searched) - set(switch_names(label)))
+        if unknown:
+            raise ConfigError(
+                f"--switches: {', '.join(unknown)} not switches of {label}; it has "
+                f"{', '.join(switch_names(label))}"
+            )
+    optimizers = _csv(options["optimizer"]) or DEMO_OPTIMIZERS
+    for name in optimizers:
+        if name not in OPTIMIZER_NAMES:
+            raise ConfigError(f"--optimizer {name!r}: expected any of {', '.join(OPTIMIZER_NAMES)}")
+    scopes = _csv(options["demo_scope"])
+    if not scopes or any(scope not in ("plan", "deciding") for scope in scopes):
+        raise ConfigError(f"--demo-scope {options['demo_scope']!r}: expected plan and/or deciding")
+    candidates = parse_candidates(options["candidate_specs"], options["candidates_all"])
+    models = (
+        SearchSpace(candidates=candidates, default_model=settings.default_model, top_k=None)
+        if candidates
+        else None
+    )
+    return ProgramSpace(
+        baseline=label,
+        switches=tuple(searched),
+        optimizers=tuple(optimizers),
+        max_demos=4 if options["max_demos"] is None else options["max_demos"],
+        demo_roles=tuple(scopes),  # type: ignore[arg-type]
+        models=models,
+    )
+
+
+def _fit_options(options: dict[str, Any]) -> FitOptions:
+    return FitOptions(
+        folds=options["folds"],
+        seed=options["seed"],
+        teacher=options["teacher"],
+        reflection=options["reflection"],
+        optimizer_budget=options["budget"],
+        demo_maxlen=options["demo_maxlen"],
+        keep_tool_text=options["keep_tool_text"],
+        demo_omit=_csv(options["demo_omit"]),
+        storage=options["storage"],
+        study_name=options["study_name"],
+        limit=options["limit"],
+        progress=sys.stderr.isatty(),
+    )
+
+
+def _held_out(
+    dataset: Dataset | None, test_file: Path | None, limit: int | None
+) -> list[Any] | None:
+    """The rows scored before and after: ``--test``, and ``--dev`` rows (never chosen on)."""
+    if test_file is not None and dataset is None:
+        raise ConfigError("--test goes with --examples (rows over the same tools)")
+    if dataset is None:
+        return None
+    from freyr_dspy.datasets import read_rows
+
+    bench = dataset.benchmark
+    rows = list(bench.dev_rows or [])
+    if test_file is not None:
+        rows += read_rows(test_file, dataset.boxes)
+    from freyr_dspy.search._study import spread
+
+    return spread([bench.episode(row) for row in rows], limit) or None
+
+
+def _label_missing(
+    dataset: Dataset, teacher: str | None, strategy: str | None, api_base: str | None
+) -> None:
+    """Label the example rows without calls with ``--teacher`` (rows it cannot label go)."""
+    unlabelled = [r for r in dataset.benchmark.rows if not r.example.labelled]
+    if not unlabelled:
+        return
+    if teacher is None:
+        raise ConfigError(
+            f"{len(unlabelled)} example row(s) have no calls (e.g. {unlabelled[0].where}): "
+            "give --teacher MODEL to label them, or label them first with freyr label"
+        )
+    from freyr_dspy.cli._label_cmd import teacher_program
+    from freyr_dspy.datasets._labelling import label_rows
+
+    with progress_bar("label", unit="row") as progress:
+        labelling = label_rows(
+            dataset.benchmark.rows,
+            teacher_program(teacher, strategy, api_base),
+            progress=progress,
+        )
+    dataset.benchmark.rows = labelling.rows
+    click.echo(
+        f"labelled {labelling.labelled} row(s) with {teacher}; dropped "
+        f"{len(labelling.dropped)} its tools refused",
+        err=True,
+    )
+
+
+def _job(
+    dataset: Dataset | None,
+    settings: Settings,
+    *,
+    benchmark_name: str | None,
+    optimizer: str | None,
+    teacher: str | None,
+    reflection: str | None,
+    budget: int | None,
+    max_demos: int | None,
+    demo_maxlen: int | None,
+    demo_roles: str | None,
+    demo_omit: str | None,
+    seed: int,
+    extra_specs: tuple[str, ...],
+    out: Path | None,
+    **job: Any,
+) -> CompileJob:
+    """The compile the options describe."""
+    if optimizer is not None and optimizer not in OPTIMIZER_NAMES:
+        raise ConfigError(
+            f"--optimizer {optimizer!r}: --no-search runs one of {', '.join(OPTIMIZER_NAMES)}"
+        )
+    config = OptimizerConfig.model_validate(
+        dict(
+            name=optimizer or "labeled",
+            budget=budget,
+            teacher=teacher,
+            reflection=reflection,
+            seed=seed,
+            max_demos=2 if max_demos is None else max_demos,
+            demo_field_maxlen=demo_maxlen,
+            demo_roles=None if demo_roles is None else _csv(demo_roles),
+            demo_omit=_csv(demo_omit),
+            num_threads=settings.num_threads,
+        )
+    )
+    return CompileJob(
+        benchmark=dataset.benchmark if dataset else get_benchmark(str(benchmark_name)),
+        optimizer=config,
+        extra=parse_benchmark_options(extra_specs),
+        path=out,
+        name=dataset.examples.stem if dataset else None,
+        dataset=dataset.digest if dataset else None,
+        **job,
+    )
+
+
+def _csv(value: str | None) -> tuple[str, ...]:
+    return tuple(v.strip() for v in (value or "").split(",") if v.strip())
+
+
+def _render(artifact: CompiledArtifact) -> None:
+    report = artifact.report
+    started = f", started from {artifact.started_from}" if artifact.started_from else ""
+    click.echo(
+        f"compiled {artifact.benchmark} (strategy {report.program.strategy_name}, optimizer "
+        f"{report.config.name}{started}) on {report.n_train} train / {report.n_dev} dev "
+        f"examples in {report.seconds:.1f} s"
+    )
+    for label, scores in (("before", report.before), ("after", report.after)):
+        if scores is None:
+            continue
+        subs = ", ".join(f"{k} {v:.2f}" for k, v in scores.metrics.items())
+        click.echo(
+            f"dev score {label + ':':<7} {scores.accuracy:.3f}  ({subs}; "
+            f"{scores.tokens:.0f} tokens/request; "
+            f"failures {scores.failure_kinds or 'none'})"
+        )
+    click.echo(f"wrote {artifact.path}")

@@ -1,0 +1,115 @@
+"""The tools of one run: the arguments a model wrote, checked against what was said, then run.
+
+``ToolExecutor`` is the one way a strategy runs a tool. Before a call it can leave out the
+optional values nobody stated (``grounded``), refuse once a value copied from the tool
+description's example (``refusal``), and name the required values nobody gave (``unstated``)
+or the last error written back as a value (``echoed``); ``run`` executes the tool and commits
+the state it leaves to the run's ledger only when the call succeeds. What counts as said is
+read afresh at each check: the message, the conversation, the state and the outcomes so far
+(``freyr_dspy.strategies._grounding.Evidence``). Grounding and the copy guard follow the call
+policy's ``ground_arguments``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from freyr_dspy.schemas import Outcome
+from freyr_dspy.strategies._grounding import (
+    Evidence,
+    copied_examples,
+    echoed_error,
+    examples_of,
+    ground_arguments,
+    tool_without_examples,
+    unstated_required,
+)
+from freyr_dspy.strategies._ledger import Ledger
+from freyr_dspy.tools import Tool, Toolbox
+
+__all__ = ["ToolExecutor"]
+
+
+@dataclass(frozen=True)
+class ToolExecutor:
+    """Checks and runs the calls of one run (see the module docstring)."""
+
+    toolbox: Toolbox
+    ledger: Ledger
+    #: What the user and the tools have said so far, read at each check.
+    said: Callable[[], Evidence]
+    #: Ground arguments and refuse copied examples (``CallPolicy.ground_arguments``).
+    grounding: bool = True
+
+    def grounded(
+        self, tool_name: str, arguments: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[str]]:
+        """The model's arguments without optional values nobody stated, and the names dropped.
+
+        Unchanged without grounding, and for an unknown tool (validation reports it).
+        """
+        tool = self.toolbox.resolve(tool_name)
+        if tool is None or not self.grounding:
+            return dict(arguments), []
+        return ground_arguments(tool, arguments, self.said())
+
+    def refusal(self, tool_name: str, arguments: dict[str, Any]) -> str | None:
+        """Why ``arguments`` are refused: a value is the description's example, never stated.
+
+        Small models copy "e.g. 'Weekly sync'" into the title instead of the user's words. The
+        copy goes back as an error so the model writes the value again; the same copy written
+        a second time stands, as the user may have meant it. None when nothing was copied, for
+        an unknown tool, and without grounding.
+        """
+        tool = self.toolbox.resolve(tool_name)
+        if tool is None or not self.grounding:
+            return None
+        examples = examples_of(tool)
+        if not examples:  # most tools: no evidence to gather
+            return None
+        copies = [
+            (name, value)
+            for name, value in copied_examples(examples, arguments, self.said())
+            if (tool.name, name, value) not in self.ledger.refused_copies
+        ]
+        if not copies:
+            return None
+        self.ledger.refuse_copies((tool.name, name, value) for name, value in copies)
+        # The values are not repeated: a small model copies from its feedback as well.
+        names = ", ".join(dict.fromkeys(name for name, _ in copies))
+        return (
+            f"{names}: copied from the example in the description of {tool.name}, not a value "
+            "the user gave; write the value the request gives"
+        )
+
+    def shown_after_refusal(self, tool: Tool) -> Tool:
+        """``tool`` as the model is shown it once a copy was refused: without its examples.
+
+        What it cannot see, it cannot copy again.
+        """
+        return tool_without_examples(tool)
+
+    def unstated(self, tool_name: str, arguments: dict[str, Any]) -> list[str]:
+        """The required text arguments whose values nobody stated (none for an unknown tool)."""
+        tool = self.toolbox.resolve(tool_name)
+        return [] if tool is None else unstated_required(tool, arguments, self.said())
+
+    def echoed(self, arguments: dict[str, Any], error: str) -> list[str]:
+        """The arguments whose values repeat ``error`` rather than anything the user said."""
+        return echoed_error(arguments, error, self.said()) if error else []
+
+    def execute(self, tool_name: str, arguments: dict[str, Any]) -> Outcome:
+        """Run one call unless a value is a copied example (the refusal is then its error)."""
+        refusal = self.refusal(tool_name, arguments)
+        if refusal is not None:
+            return Outcome(ok=False, message=refusal)
+        return self.run(tool_name, arguments)
+
+    def run(self, tool_name: str, arguments: dict[str, Any]) -> Outcome:
+        """Run one call already checked; commit the state it leaves only on success."""
+        execution = self.toolbox.execute(tool_name, arguments, self.ledger.state)
+        if execution.outcome.ok:
+            self.ledger.commit(execution.state)
+        return execution.outcome

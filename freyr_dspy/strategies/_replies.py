@@ -1,0 +1,101 @@
+"""Replies grounded in results: what the summary is shown, and the check on what it writes.
+
+The summary role writes the reply from the calls' outcomes. Shown only the calls made, a small
+model reports the asks that were never called too, with results it makes up ("100 USD is
+1400 EUR" when only the weather was looked up). So the summary is shown the open asks as not
+done (``outcomes_text``), and its reply is checked rather than trusted: a number it states
+that neither the request nor an outcome gives is an invented result, and the reply is then
+written from the outcomes themselves (``composed_reply``), which claims nothing. An open ask the
+reply does not name is added to it in one sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from freyr_dspy.schemas import CallRecord, OpenAsk
+from freyr_dspy.strategies._grounding import Evidence, unsupported_numbers
+from freyr_dspy.strategies._run import Run, call_text
+
+__all__ = ["checked_chat_reply", "checked_reply", "not_done_sentence", "outcomes_text"]
+
+#: The reply in words when nothing was done and the written one made results up.
+NOTHING_DONE = "I could not do that with the tools I have."
+
+#: Words a reply uses when it says something was not done.
+_DECLINES = re.compile(
+    r"\b(not|n't|no|cannot|unable|couldn|could not|can't|isn't|wasn't|without|unavailable)\b",
+    re.IGNORECASE,
+)
+
+
+def outcomes_text(calls: Sequence[CallRecord], open_asks: Sequence[OpenAsk]) -> str:
+    """The calls made with their outcomes, then the asks not done, one per line."""
+    lines = [f"- {call_text(c)}: {c.outcome.render()}" for c in calls]
+    lines += [f"- not done: {ask.ask!r} ({ask.reason})" for ask in open_asks]
+    return "\n".join(lines) or "no tool was called"
+
+
+def checked_reply(run: Run, reply: str) -> tuple[str, list[str]]:
+    """``reply`` if it states only what the request and the outcomes give; else a composed one.
+
+    Returns the reply to send and the numbers the written one invented (empty when it was
+    kept). Either way an open ask the reply does not mention is named at its end.
+    """
+    evidence = Evidence.of(
+        run.message, run.conversation, run.state_text(), outcomes_text(run.calls, [])
+    )
+    invented = unsupported_numbers(reply, evidence)
+    if invented or not reply.strip():
+        reply = composed_reply(run.calls, [])
+    unmentioned = [ask for ask in run.open_asks if not _mentions(reply, ask)]
+    if unmentioned:
+        reply = f"{reply.rstrip()} {not_done_sentence(unmentioned)}".strip()
+    return reply, invented
+
+
+def checked_chat_reply(run: Run, reply: str) -> tuple[str, list[str]]:
+    """A reply in words that states no number the request does not give, else a plain no.
+
+    Used when the request asked for something no call did: any number the reply states is a
+    result nobody looked up. Returns the reply to send and the numbers the written one made up.
+    """
+    # the catalog counts: "I can set alarms up to 24 hours ahead" quotes a tool, invents nothing
+    catalog = run.toolbox.catalog(run.catalog_level) if len(run.toolbox) > 0 else ""
+    evidence = Evidence.of(run.message, run.conversation, run.state_text(), catalog)
+    invented = unsupported_numbers(reply, evidence)
+    if not invented:
+        return reply, []
+    if run.open_asks:
+        return not_done_sentence(run.open_asks), invented
+    return NOTHING_DONE, invented
+
+
+def composed_reply(calls: Sequence[CallRecord], open_asks: Sequence[OpenAsk]) -> str:
+    """A reply made of the outcomes themselves: what each call returned, what was not done."""
+    done = [f"{call.tool}: {_sentence(call.outcome.message)}" for call in calls]
+    parts = [" ".join(done)] if done else []
+    if open_asks:
+        parts.append(not_done_sentence(open_asks))
+    return " ".join(parts)
+
+
+def not_done_sentence(open_asks: Sequence[OpenAsk]) -> str:
+    """Name the open asks: ``I could not do "100 USD in EUR" (none of the ... does this).``."""
+    listed = "; ".join(f'"{ask.ask}" ({ask.reason})' for ask in open_asks)
+    return f"I could not do {listed}."
+
+
+def _mentions(reply: str, ask: OpenAsk) -> bool:
+    """Whether ``reply`` says something about ``ask`` not being done: a decline and its words."""
+    if not _DECLINES.search(reply):
+        return False
+    words = re.findall(r"\w{3,}", ask.ask.casefold())
+    text = reply.casefold()
+    return not words or any(word in text for word in words)
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text if text.endswith((".", "!", "?")) else text + "."
