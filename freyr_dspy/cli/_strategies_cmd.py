@@ -101,7 +101,11 @@ def _argument_help(doc: str) -> dict[str, str]:
 
 
 def _first_sentence(text: str) -> str:
-    """Up to the first full stop, without a closing ``(``reference``)`` to the code."""
+    """Up to the first full stop, without its ``(``references``)`` to the code's modules.
+
+    The user reads what a setting does; where it lives in the code is for the docs.
+    """
     match = re.search(r"^(.+?\.)(\s|$)", text)
     sentence = (match.group(1) if match else text).rstrip(".")
+    sentence = re.sub(r"\s*\(``freyr_dspy\.[^)]*``\)", "", sentence)
     return re.sub(r"\s*\(``[^)]*``\)$", "", sentence).replace("``", "")

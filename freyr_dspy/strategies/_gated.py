@@ -10,9 +10,9 @@ the gate hid). A gate answer of ``none`` (no tool needed) goes straight to the c
 A toolbox with a single library is not gated at all: there is nothing to hide.
 
 ``Gated(inner=Nlt())`` runs NLT's selection inside the gate; the default inner is FREYR's intent
-selection without its confirm step (``Freyr(confirm=False)``). The gate calls its inner strategy
+selection without its confirm step (``freyr+confirm=false``). The gate calls its inner strategy
 as a module: ``inner.select`` on the gated tools, then ``inner.act``, so the inner strategy's
-own settings (``Freyr(require_stated=True)``, ``Nlt(exclude_blamed=True)``) hold inside the
+own settings (``freyr+require_stated``, ``nlt+exclude_blamed``) hold inside the
 gate. ``respond`` as for ``nlt``.
 """
 
@@ -92,7 +92,7 @@ class Gated(StrategyModule):
     Args:
         inner: the strategy whose selection runs inside the gate, and whose roles make the
             calls: a ``Freyr`` or an ``Nlt`` module with any settings, its name (``freyr``
-            builds ``Freyr(confirm=False)``, the gate checking the plan instead), or its
+            builds FREYR without its confirm step, the gate checking the plan instead), or its
             config (``{"name": "freyr", "require_stated": True}``).
         respond: write a reply after the calls; off, the calls are the whole result.
 
