@@ -1,6 +1,6 @@
 """Planning from the request's asks: each thing asked, in its words, mapped to a tool or none.
 
-``Freyr(asks=True)`` plans with the ``asks`` role instead of the intent role
+``freyr+asks`` plans with the ``asks`` role instead of the intent role
 (``freyr_dspy.roles._asks``). Each ask is one planned call of its tool, so two asks of one tool
 are two calls, each written from its own words (``asked_words``); an ask that names no tool,
 or whose tool the plan check rejects, is an *open ask*: no call is made for it, the other asks

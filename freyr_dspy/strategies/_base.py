@@ -73,7 +73,7 @@ class StrategyModule(dspy.Module):
 
     @property
     def rounds(self) -> int:
-        """Planning rounds a request may take (``Freyr(rounds=...)``); the others plan once."""
+        """Planning rounds a request may take (``freyr+rounds=...``); the others plan once."""
         return 1
 
     def warm(self, run: Run) -> None:

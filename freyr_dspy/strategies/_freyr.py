@@ -132,7 +132,7 @@ def confirm_intents(
     verdicts are read from the model's likelihoods where it can score (``scored_confirm``),
     else written as usual;
     ``abstain_margin`` is the margin a plan of one tool is scored with, if not the usual
-    (``Freyr(abstain_margin=...)``).
+    (``freyr+abstain_margin=...``).
     """
     tools = list(dict.fromkeys(name for name in intents if name != CONVERSATION))
     fewest = 1 if abstain else 2

@@ -47,14 +47,14 @@ class Selection:
     ``failure`` explains a plan with no tool in it (a selection that could not be read, or one
     that named only unknown tools). ``spare`` counts, per planned tool, the calls it may get
     beyond those the plan names, each kept only when the request states what sets it apart
-    (``Freyr(refill=True)``: the entries the plan check dropped).
+    (``freyr+refill``: the entries the plan check dropped).
     """
 
     plan: list[str]
     unknown: list[str]
     failure: Failure | None = None
     spare: Mapping[str, int] = field(default_factory=dict)
-    #: The request's asks, when the plan was made from them (``Freyr(asks=True)``).
+    #: The request's asks, when the plan was made from them (``freyr+asks``).
     asks: tuple[Ask, ...] = ()
 
     @property

@@ -56,9 +56,9 @@ def call_until_exhausted(
     entry alone, Qwen 1.5B wrote the same arguments every time. With ``split_calls``
     every planned tool is filled that way, for models that name a tool once whatever
     the message asks of it; ``spare[name]`` more calls of a tool may be written too (the
-    plan's dropped entries, ``Freyr(refill=True)``). Calls beyond those planned are kept only
+    plan's dropped entries, ``freyr+refill``). Calls beyond those planned are kept only
     when they differ in values the request states. ``words[name]``: the words of each ask of
-    the tool (``Freyr(asks=True)``), shown so that each call takes its own ask's values.
+    the tool (``freyr+asks``), shown so that each call takes its own ask's values.
     Returns the names never attempted.
     """
     planned = Counter(tool_names)
