@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import replace
 
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.prompting._parsing import CONVERSATION
@@ -111,10 +110,7 @@ def next_calls(program: FreyrProgram, turn: Turn, toolbox: Toolbox) -> tuple[Res
     strategy = program.strategy
     if not strategy.selects:
         return Result(reply="", strategy=program.strategy_name), []
-    answered = [
-        CallRecord(tool=r.name, arguments=r.arguments, outcome=Outcome(ok=True, message=r.content))
-        for r in turn.results
-    ]
+    answered = answered_calls(turn)
 
     def plan_more(run: Run) -> Result:
         selection = strategy.select(run)
@@ -122,10 +118,10 @@ def next_calls(program: FreyrProgram, turn: Turn, toolbox: Toolbox) -> tuple[Res
         missing = still_missing(selection, answered)
         if not missing.tools:
             return run.result("", [])
-        return strategy.act(replace(run, ending="nothing"), missing)
+        return strategy.act(run, missing)
 
     opened: list[OpenAsk] = []
-    run = _run(program, turn, toolbox, since=True, ending="calls")
+    run = _run(program, turn, toolbox, since=True, ending="nothing")
     result = program.run_step(run, plan_more)
     done = {(c.tool, json.dumps(c.arguments, sort_keys=True)) for c in answered}
     new = [
@@ -139,6 +135,14 @@ def next_calls(program: FreyrProgram, turn: Turn, toolbox: Toolbox) -> tuple[Res
 def tool_rounds(turn: Turn) -> int:
     """Rounds of tool calls since the request: the assistant turns among the later turns."""
     return sum(1 for t in turn.since if t["role"] == "assistant")
+
+
+def answered_calls(turn: Turn) -> list[CallRecord]:
+    """The calls the client made and answered since the request, as the ledger records calls."""
+    return [
+        CallRecord(tool=r.name, arguments=r.arguments, outcome=Outcome(ok=True, message=r.content))
+        for r in turn.results
+    ]
 
 
 def answered_tools(turn: Turn) -> set[str]:
@@ -164,10 +168,7 @@ def reply_from_results(
     """
     run = _run(program, turn, toolbox or Toolbox([]))
     run.ledger.leave_open(open_asks)
-    run.ledger.add_made_elsewhere(
-        CallRecord(tool=r.name, arguments=r.arguments, outcome=Outcome(ok=True, message=r.content))
-        for r in turn.results
-    )
+    run.ledger.add_made_elsewhere(answered_calls(turn))
     summary = program.strategy.replies().summary
     result = program.run_step(
         run, lambda run: summarise(run, summary, [r.name for r in turn.results])
@@ -197,7 +198,7 @@ def forced_calls(
     tool falls back to the only tool of a toolbox of one; otherwise no call is made, and the
     caller reports that ``tool_choice`` could not be honoured.
     """
-    run = _run(program, turn, toolbox, since=True, ending="calls")
+    run = _run(program, turn, toolbox, since=True, ending="nothing")
     strategy = program.strategy
 
     def make_calls(run: Run) -> Result:
@@ -209,7 +210,7 @@ def forced_calls(
         names = [name for name in names if name != CONVERSATION]
         if not names or not strategy.selects:
             return run.result("", names)
-        return strategy.act(replace(run, ending="nothing"), Selection(names, []))
+        return strategy.act(run, Selection(names, []))
 
     return program.run_step(run, make_calls)
 
