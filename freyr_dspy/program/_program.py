@@ -154,7 +154,7 @@ class FreyrProgram(dspy.Module):
             domain,
             strategy=make_strategy(name, **switches),
             toolbox=toolbox,
-            max_retries=3 if max_retries is None else max_retries,
+            max_retries=max_retries,
             state_view=state_view,
         )
         assignment = role_assignment(

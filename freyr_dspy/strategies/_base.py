@@ -65,9 +65,10 @@ class StrategyModule(dspy.Module):
             setattr(self, role, role_class(role)(role))
 
     def config(self) -> dict[str, Any]:
-        """The constructor arguments that rebuild this strategy, as JSON (none by default).
+        """The flat settings that rebuild this strategy, as JSON (none by default).
 
-        ``factory(**strategy.config())`` builds the same strategy, without its demos.
+        ``make_strategy(strategy.name, **strategy.config())`` builds the same strategy,
+        without its demos.
         """
         return {}
 

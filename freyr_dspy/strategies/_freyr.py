@@ -199,9 +199,7 @@ def replanned(
         return after_calls(run, replies, intents, skipped=skipped)
     first_call = len(run.calls)
     run.ledger.plan(selection.plan)
-    run.ledger.allow_waiting(
-        False
-    )  # the re-plan is the request's last plan: nothing waits after it
+    run.ledger.allow_waiting(False)  # the re-plan is the request's last plan: nothing waits
     new_skipped = call_until_exhausted(
         run, strategy.parameters, new_tools, strategy.calling, selection.spare, selection.words()
     )

@@ -140,9 +140,7 @@ class Gated(StrategyModule):
         if selection is None:
             return Selection([], [])
         run.ledger.plan(selection.tools)
-        return Selection(
-            selection.tools, selection.unknown, selection.failure, selection.spare, selection.asks
-        )
+        return replace(selection, plan=selection.tools)
 
     def act(self, run: Run, selection: Selection) -> Result:
         """The inner strategy makes the calls and replies."""

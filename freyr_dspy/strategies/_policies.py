@@ -118,7 +118,7 @@ def changed_settings(*policies: Policy) -> dict[str, Any]:
     """
     changed: dict[str, Any] = {}
     for policy in policies:
-        defaults = {f.name: f.default for f in fields(policy) if f.name not in PROGRAM_SETTINGS}
+        defaults = policy_settings(type(policy))
         changed |= {k: v for k, v in asdict(policy).items() if k in defaults and v != defaults[k]}
     return changed
 
