@@ -9,8 +9,9 @@
 # the preset by a margin the rows support. Budgeted for about 10 minutes on 2 CPU cores (the
 # 1.5B scores ~6 rows a minute): 21 rows spread over the suite's toolboxes and categories
 # (--limit, --test-limit), two trials (the preset, then the preset with nearest demos).
-# Measured on a fresh study: 10.9 minutes; it kept the preset (0.810 vs 0.810 cross-validated)
-# and printed 0.857 -> 0.857 on the 21 test rows (docs/results/compile-study.md).
+# Measured on a fresh study over the 262-row suite: 10.7 minutes; it kept the preset (0.714 vs
+# 0.571 cross-validated) and printed 0.619 -> 0.619 on the 21 test rows
+# (docs/results/compile-study.md).
 # `freyr compile --tools trainsets/calls/tools.json --examples trainsets/calls/train.jsonl
 # --test trainsets/calls/test.jsonl` runs the whole suite (docs/compile.md).
 #
