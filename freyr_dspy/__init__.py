@@ -35,6 +35,7 @@ from freyr_dspy.strategies import STRATEGIES
 from freyr_dspy.tools import Tool, Toolbox, ToolParameter
 
 if TYPE_CHECKING:
+    from freyr_dspy.compiling import CompileSettings
     from freyr_dspy.tools._mcp import McpConnection
     from freyr_dspy.workflows import compile, evaluate
 
@@ -49,6 +50,7 @@ __all__ = [
     "ArtifactError",
     "BackendError",
     "CallRecord",
+    "CompileSettings",
     "ConfigError",
     "DataError",
     "Domain",
@@ -83,6 +85,7 @@ _LAZY = {
     # NOTE: the MCP SDK takes about a second to import; the compile stack pulls in the
     # optimizers. Neither is needed to load and run a program.
     "McpConnection": "freyr_dspy.tools._mcp",
+    "CompileSettings": "freyr_dspy.compiling",
     "compile": "freyr_dspy.workflows",
     "evaluate": "freyr_dspy.workflows",
 }

@@ -73,6 +73,9 @@ class Episode:
     steps: tuple[Step, ...]
     #: Stop the episode at the first failed step (LLMaker iterative mode does).
     stop_on_failure: bool = False
+    #: The toolbox its requests are asked against, by name (a dataset row's ``toolbox``):
+    #: reports and the compile's guard count per toolbox; "" when the benchmark has one.
+    toolbox: str = ""
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ __all__ = [
     "RoleModel",
     "RoleUsage",
     "Sampling",
+    "Verdict",
 ]
 
 
@@ -125,6 +126,23 @@ class OpenAsk(BaseModel):
     reason: str
 
 
+class Verdict(BaseModel):
+    """One scored check of a planned tool: how much likelier ``true`` was than ``false``.
+
+    Logged so a compile can fit the margins to a user's rows without asking the model again.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    tool: str
+    #: log P(true) - log P(false) for this tool, scored after the verdicts before it.
+    margin: float
+    #: Whether the tool was kept (the margin reached the threshold it was judged by).
+    kept: bool
+    #: How many different tools the checked plan named (1: a plan of one tool).
+    plan_size: int
+
+
 class Result(BaseModel):
     """Everything one program call produced.
 
@@ -150,6 +168,10 @@ class Result(BaseModel):
         default_factory=list,
         description="planned calls left for a next round: their values come from results "
         "not yet in (freyr serve sends the other calls first)",
+    )
+    verdicts: list[Verdict] = Field(
+        default_factory=list,
+        description="the scored checks of the planned tools (scored_confirm), in order",
     )
     unsupported: list[str] = Field(
         default_factory=list,

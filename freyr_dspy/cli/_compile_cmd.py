@@ -1,10 +1,10 @@
 """``freyr compile``: fit a program to a benchmark's or a user's rows and write an artifact.
 
-By default a compile study (``freyr_dspy.search._fitting``): switches, demos and, with
-candidates, models are searched around the model's preset, scored by cross-validation, and the
-best is shipped only when it beats the preset by a margin the rows support. ``--no-search``
-fits one configuration instead (the strategy and optimizer given, a dev split): the compile of
-earlier versions, and the only one that stacks on an artifact (``--start``).
+By default a compile study (``freyr_dspy.compiling.fit_program``): the model's preset on every
+row, then margins, switches, a demo pool and (given candidates) models tried where its failures
+call for them, each scored as the artifact it would ship; the best ships only when the guard
+passes. ``--no-search`` fits one configuration instead (the strategy and optimizer given, a dev
+split): the compile of earlier versions, and the only one that stacks on an artifact (``--start``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,21 +26,22 @@ from freyr_dspy.cli._common import (
     option_group,
     progress_bar,
 )
+from freyr_dspy.cli._compile_progress import compile_progress
 from freyr_dspy.cli._dataset import Dataset, dataset_options, open_dataset
 from freyr_dspy.compiling._job import CompiledArtifact, CompileJob, compile_job, regression_warning
 from freyr_dspy.compiling._optimizers import OPTIMIZER_NAMES, OptimizerConfig
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.evaluation._config import parse_benchmark_options
-from freyr_dspy.search._compile_study import (
-    DEFAULT_TIMEOUT,
-    DEFAULT_TRIALS,
-    CompileBudget,
-    CompileOutcome,
-)
-from freyr_dspy.search._fitting import FitOptions
-from freyr_dspy.search._folds import DEFAULT_FOLDS
-from freyr_dspy.search._program_space import DEMO_OPTIMIZERS, ProgramSpace, switch_names
+from freyr_dspy.schemas import RoleModel
 from freyr_dspy.settings import Settings
+
+#: The compile study's defaults (``freyr_dspy.compiling.CompileSettings``).
+DEFAULT_MINUTES = 20.0
+DEFAULT_FOLDS = 5
+STAGES = ("margins", "switches", "demos", "models")
+
+if TYPE_CHECKING:
+    from freyr_dspy.compiling import CompileOutcome, CompileSettings
 
 __all__ = []
 
@@ -67,14 +68,13 @@ _program_options = option_group(
     click.option(
         "--optimizer",
         default=None,
-        metavar="NAME[,NAME]",
-        help="Demo optimizers the study chooses among (default: "
-        f"{','.join(DEMO_OPTIMIZERS)}); with --no-search, the one to run (default labeled). "
-        f"Any of: {', '.join(OPTIMIZER_NAMES)}.",
+        metavar="NAME",
+        help="With --no-search, the optimizer to run (default labeled): "
+        f"{', '.join(OPTIMIZER_NAMES)}. The study builds its own demo pools.",
     ),
 )
 
-#: The compile study: how long, how it scores, what it may change.
+#: The compile study: how long, how it chooses, what it may change.
 _search_options = option_group(
     click.option(
         "--no-search",
@@ -82,58 +82,53 @@ _search_options = option_group(
         help="Fit one configuration (--strategy, --optimizer) on a dev split, as before.",
     ),
     click.option(
-        "--trials",
-        type=click.IntRange(1),
-        default=DEFAULT_TRIALS,
-        show_default=True,
-        help="Configurations the study finishes in all (a rerun resumes and adds what is missing).",
-    ),
-    click.option(
         "--timeout",
         type=click.FloatRange(min=0.1),
-        default=DEFAULT_TIMEOUT / 60,
+        default=DEFAULT_MINUTES,
         show_default=True,
         metavar="MINUTES",
-        help="Start no trial after this long (resumable).",
+        help="The budget: no candidate starts that would end after it (the baseline pass and "
+        "held-out rows are scored whatever it is). Resumable.",
+    ),
+    click.option(
+        "--stages",
+        default=",".join(STAGES),
+        show_default=True,
+        metavar="NAME,...",
+        help="What the study tries after the baseline pass, in order.",
     ),
     click.option(
         "--folds",
         type=click.IntRange(2),
         default=DEFAULT_FOLDS,
         show_default=True,
-        help="Cross-validation folds over the rows.",
+        help="Folds of the guard's nested selection.",
     ),
     click.option(
         "--switches",
         default=None,
         metavar="NAME,...|none",
-        help="The strategy switches searched (default: all of them; none: the baseline's).",
-    ),
-    click.option(
-        "--demo-scope",
-        default="plan,deciding",
-        show_default=True,
-        help="Which roles may keep demos: plan (planning roles), deciding (+ parameters).",
+        help="The switches the study may flip (default: any the baseline's failures call "
+        "for; none: keep the baseline's).",
     ),
     click.option(
         "--candidates",
         "candidate_specs",
         multiple=True,
         metavar="ROLE=ID,ID",
-        help="Candidate models of one role, searched with their sampling. Repeatable.",
+        help="Other models one role may be played by (the models stage). Repeatable.",
     ),
     click.option(
-        "--candidates-all", default=None, metavar="ID,ID", help="Candidates for every role."
+        "--candidates-all", default=None, metavar="ID,ID", help="Other models for every role."
     ),
-    click.option("--no-prune", is_flag=True, help="Score every trial on every row."),
     click.option(
         "--study", "study_name", default=None, help="Study name (default: from the options)."
     ),
     click.option(
         "--storage",
         default=None,
-        help="File, sqlite:///PATH or postgresql://... shared by workers "
-        "(default: runs/compile/STUDY/study.journal).",
+        help="File, sqlite:///PATH or postgresql://... (default: "
+        "runs/compile/STUDY/study.journal).",
     ),
     click.option(
         "--limit",
@@ -177,8 +172,8 @@ _demo_options = option_group(
         "--max-demos",
         type=click.IntRange(0, 16),
         default=None,
-        help="Demos per role: the most a study tries (default 4), or how many --no-search "
-        "keeps (default 2).",
+        help="Demos each request is shown from the study's pool (default 3; 0: no demos), or "
+        "how many --no-search keeps (default 2).",
     ),
     click.option(
         "--demo-maxlen",
@@ -190,7 +185,8 @@ _demo_options = option_group(
         "--demo-roles",
         default=None,
         metavar="ROLE,...",
-        help="With --no-search: only these roles keep demos (default: every role).",
+        help="Only these roles keep demos (default: the study's planning roles and parameters; "
+        "with --no-search, every role).",
     ),
     click.option(
         "--demo-omit",
@@ -291,14 +287,12 @@ def _fixed_compile(
 
 #: Options of the compile study that ``--no-search`` does not take.
 _STUDY_OPTIONS = (
-    "trials",
     "timeout",
+    "stages",
     "folds",
     "switches",
-    "demo_scope",
     "candidate_specs",
     "candidates_all",
-    "no_prune",
     "study_name",
     "storage",
     "limit",
@@ -312,15 +306,10 @@ def _study(
     """Run the compile study the options describe and write its program."""
     from freyr_dspy.artifacts import benchmark_data_dir, save
     from freyr_dspy.benchmark import EvalOptions
+    from freyr_dspy.compiling import fit_program
     from freyr_dspy.program._factory import program_for
-    from freyr_dspy.search._fitting import fit_program
 
-    if options["start"] is not None:
-        raise ConfigError("--start stacks on one artifact: give --no-search with it")
-    if options["dev_fraction"] is not None:
-        raise ConfigError(
-            "--dev-fraction goes with --no-search: a study scores every row by cross-validation"
-        )
+    _refuse_fixed_only(options)
     bench = dataset.benchmark if dataset else get_benchmark(str(options["benchmark_name"]))
     extra = parse_benchmark_options(options["extra_specs"])
     if dataset is not None:
@@ -338,38 +327,46 @@ def _study(
         cache=settings.cache,
         default_model=settings.default_model,
     )
-    outcome = fit_program(
-        baseline,
-        bench,
-        _space(baseline, options, settings),
-        options=eval_options,
-        settings=settings,
-        budget=CompileBudget(
-            trials=options["trials"],
-            timeout=options["timeout"] * 60,
-            prune=not options["no_prune"],
-        ),
-        fit=_fit_options(options),
-        test=_held_out(dataset, test_file, options["test_limit"]),
-        on_trial=lambda line: click.echo(line, err=True),
-    )
+    with compile_progress() as progress:
+        outcome = fit_program(
+            baseline,
+            bench,
+            options=eval_options,
+            project=settings,
+            settings=_compile_settings(baseline, options),
+            test=_held_out(dataset, test_file, options["test_limit"]),
+            progress=progress,
+        )
     name = dataset.examples.stem if dataset is not None else bench.name
     path = options["out"] or settings.compiled_dir / f"{name}.json"
     return outcome, save(outcome.program, path, outcome.meta)
 
 
-def _space(baseline: Any, options: dict[str, Any], settings: Settings) -> ProgramSpace:
-    """The study's dimensions from the options, around ``baseline``'s strategy."""
-    from freyr_dspy.search._space import SearchSpace, parse_candidates
+def _refuse_fixed_only(options: dict[str, Any]) -> None:
+    """Refuse the options that only a ``--no-search`` compile takes, with what to do instead."""
+    if options["start"] is not None:
+        raise ConfigError("--start stacks on one artifact: give --no-search with it")
+    if options["dev_fraction"] is not None:
+        raise ConfigError("--dev-fraction goes with --no-search: the study scores every row")
+    if options["optimizer"] is not None:
+        raise ConfigError(
+            "--optimizer goes with --no-search: the study builds its own demo pools "
+            "(--max-demos, --demo-roles)"
+        )
+
+
+def _compile_settings(baseline: Any, options: dict[str, Any]) -> CompileSettings:
+    """The study's settings from the options, around ``baseline``'s strategy."""
+    from freyr_dspy.compiling import CompileSettings
+    from freyr_dspy.compiling._candidates import switch_names
     from freyr_dspy.strategies import strategy_label
 
     label = strategy_label(baseline.strategy)
     switches = options["switches"]
-    if switches is None:
-        searched = switch_names(label)
-    elif switches.strip().lower() == "none":
+    searched: tuple[str, ...] | None = None
+    if switches is not None and switches.strip().lower() == "none":
         searched = ()
-    else:
+    elif switches is not None:
         searched = _csv(switches)
         unknown = sorted(set(searched) - set(switch_names(label)))
         if unknown:
@@ -377,44 +374,46 @@ def _space(baseline: Any, options: dict[str, Any], settings: Settings) -> Progra
                 f"--switches: {', '.join(unknown)} not switches of {label}; it has "
                 f"{', '.join(switch_names(label))}"
             )
-    optimizers = _csv(options["optimizer"]) or DEMO_OPTIMIZERS
-    for name in optimizers:
-        if name not in OPTIMIZER_NAMES:
-            raise ConfigError(f"--optimizer {name!r}: expected any of {', '.join(OPTIMIZER_NAMES)}")
-    scopes = _csv(options["demo_scope"])
-    if not scopes or any(scope not in ("plan", "deciding") for scope in scopes):
-        raise ConfigError(f"--demo-scope {options['demo_scope']!r}: expected plan and/or deciding")
-    candidates = parse_candidates(options["candidate_specs"], options["candidates_all"])
-    models = (
-        SearchSpace(candidates=candidates, default_model=settings.default_model, top_k=None)
-        if candidates
-        else None
-    )
-    return ProgramSpace(
-        baseline=label,
-        switches=tuple(searched),
-        optimizers=tuple(optimizers),
-        max_demos=4 if options["max_demos"] is None else options["max_demos"],
-        demo_roles=tuple(scopes),  # type: ignore[arg-type]
-        models=models,
-    )
-
-
-def _fit_options(options: dict[str, Any]) -> FitOptions:
-    return FitOptions(
+    roles = _csv(options["demo_roles"]) or None
+    if roles is not None:
+        unknown = sorted(set(roles) - set(baseline.role_names))
+        if unknown:
+            raise ConfigError(
+                f"--demo-roles: {', '.join(unknown)} not roles of {label}; it has "
+                f"{', '.join(baseline.role_names)}"
+            )
+    return CompileSettings(
+        minutes=options["timeout"],
+        stages=_csv(options["stages"]),
+        switches=searched,
+        max_demos=3 if options["max_demos"] is None else options["max_demos"],
+        demo_roles=roles,
+        candidates=_candidate_models(baseline, options),
         folds=options["folds"],
         seed=options["seed"],
-        teacher=options["teacher"],
-        reflection=options["reflection"],
-        optimizer_budget=options["budget"],
+        limit=options["limit"],
         demo_maxlen=options["demo_maxlen"],
         keep_tool_text=options["keep_tool_text"],
         demo_omit=_csv(options["demo_omit"]),
         storage=options["storage"],
         study_name=options["study_name"],
-        limit=options["limit"],
-        progress=sys.stderr.isatty(),
     )
+
+
+def _candidate_models(baseline: Any, options: dict[str, Any]) -> dict[str, list[RoleModel]]:
+    """``--candidates`` as role -> models, each with the sampling the role has now."""
+    from freyr_dspy.search._space import ALL_ROLES, parse_candidates
+
+    lists = parse_candidates(options["candidate_specs"], options["candidates_all"])
+    everyone = lists.pop(ALL_ROLES, ())
+    found: dict[str, list[RoleModel]] = {}
+    for role, current in baseline.assignment.items():
+        ids = lists.get(role, everyone)
+        found[role] = [RoleModel(model=i, sampling=current.sampling) for i in ids]
+    unknown = sorted(set(lists) - set(baseline.assignment))
+    if unknown:
+        raise ConfigError(f"--candidates: {', '.join(unknown)} not roles of the program")
+    return {role: models for role, models in found.items() if models}
 
 
 def _held_out(

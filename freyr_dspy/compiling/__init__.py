@@ -1,12 +1,59 @@
 """Compiling a program against a benchmark or a user's examples.
 
-``compiler`` (split the trainset, score, optimize, score again), ``optimizers`` (one small
-runner per optimizer), ``gold`` (demos replayed from the gold calls), ``metrics`` (a
-benchmark's scoring as DSPy metrics), ``gepa`` (GEPA's predictor selector), ``job`` (compile
-into an artifact: the one path of ``freyr compile`` and ``--compile-best``) and
-``dataset_demos`` (what a compile on a user's examples keeps in its demos).
+The compile study (what ``freyr compile`` and ``freyr_dspy.compile`` run): ``fit_program``
+with ``CompileSettings`` returns a ``CompileOutcome``. Inside: ``rows`` (the training rows and
+each candidate scored on them as the artifact it ships), ``proposals`` (what each stage tries,
+chosen from the baseline's failures), ``margins`` (margins fitted to the logged checks),
+``pools`` (contrastive demo pools with ``false`` verdicts), ``guard`` (folds, the nested choice
+and the checks before anything ships), ``trials`` (the Optuna study as the ledger), ``study``
+(the stages and successive halving) and ``outcome`` (the report and the row records).
+
+Fitting one configuration (``freyr compile --no-search``): ``compiler`` (split, score,
+optimize, score again), ``optimizers`` (one runner per DSPy optimizer), ``gold`` (demos
+replayed from the gold calls), ``metrics`` (a benchmark's score as DSPy metrics), ``gepa``
+(GEPA's predictor selector), ``job`` (compile into an artifact) and ``dataset_demos`` (what a
+compile on a user's examples keeps in its demos).
 """
 
-# NOTE: nothing imported here: ``freyr_dspy.compile`` and the CLI import the compile stack
-# (the optimizers pull in DSPy's) only when it is used.
-__all__: list[str] = []  # see the submodules
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from freyr_dspy.compiling._candidates import Candidate, PoolSpec
+    from freyr_dspy.compiling._fit import fit_program
+    from freyr_dspy.compiling._outcome import CompileOutcome
+    from freyr_dspy.compiling._settings import DEFAULT_MINUTES, CompileSettings
+    from freyr_dspy.compiling._study import Progress, ProgressEvent
+
+__all__ = [
+    "DEFAULT_MINUTES",
+    "Candidate",
+    "CompileOutcome",
+    "CompileSettings",
+    "PoolSpec",
+    "Progress",
+    "ProgressEvent",
+    "fit_program",
+]
+
+# NOTE: loaded on first use: the compile stack pulls in DSPy's optimizers, which ``freyr run``
+# and ``freyr serve`` never need.
+_HOMES = {
+    "Candidate": "_candidates",
+    "PoolSpec": "_candidates",
+    "fit_program": "_fit",
+    "CompileOutcome": "_outcome",
+    "CompileSettings": "_settings",
+    "DEFAULT_MINUTES": "_settings",
+    "Progress": "_study",
+    "ProgressEvent": "_study",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"freyr_dspy.compiling.{home}"), name)

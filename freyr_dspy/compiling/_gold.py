@@ -11,6 +11,13 @@ demos that no model had to get right first.
 The oracle knows the built-in roles; strategies with their own roles add theirs with
 ``register_gold_answer``. A role the oracle cannot answer ends that replay, keeping the demos
 of the roles answered before it.
+
+Every demo records what it was made for (``DEMO_META``): the tools its prompt offered (its
+toolbox; for a demo showing one tool's spec, that tool) and the decision its answer makes,
+so a contrastive pool shows a request only demos of its own tools. A replay may also follow
+a *given* plan (``plans``: the tools the uncompiled program planned for that request): the
+``confirm`` role is then shown those tools and answers from the gold, ``false`` for a tool
+the request does not ask for - the demos that teach the check to say no.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ import logging
 import random
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,13 +35,16 @@ import dspy
 from freyr_dspy.benchmark import GoldCall, gold_calls
 from freyr_dspy.compiling._metrics import BenchmarkMetric
 from freyr_dspy.program import FreyrProgram
+from freyr_dspy.prompting._demo_pool import DEMO_META
 from freyr_dspy.prompting._parsing import CONVERSATION
 from freyr_dspy.roles._asks import ASK_WORDS_MOST, NO_TOOL
 from freyr_dspy.testing import Answer, FakeCall, FakeEngine
+from freyr_dspy.tools import catalog_names
 
 __all__ = [
     "GoldContext",
     "ask_quotes",
+    "demo_decision",
     "detached_copy",
     "gold_demos",
     "plan_decision",
@@ -58,6 +68,8 @@ class GoldContext:
     untrusted: set[str] = field(default_factory=set)
     #: Tool name -> library, for the gate role.
     libraries: dict[str, str] = field(default_factory=dict)
+    #: The plan the intent role answers instead of the gold tools (a replay of a given plan).
+    planned: list[str] | None = None
 
     def next_arguments(self, tool: str) -> dict[str, Any] | None:
         """Arguments of the next not-yet-used gold call of ``tool``."""
@@ -75,6 +87,8 @@ _SPEC_NAME = re.compile(r"^\s*-\s*([\w.-]+)\s*:", re.M)
 
 
 def _intent(call: FakeCall, gold: GoldContext) -> Answer | None:
+    if gold.planned is not None:
+        return {"intents": list(gold.planned) or [CONVERSATION]}
     return {"intents": [c.tool for c in gold.calls] or [CONVERSATION]}
 
 
@@ -214,13 +228,22 @@ class _Abstain(Exception):
 
 
 def gold_demos(
-    program: FreyrProgram, examples: Sequence[dspy.Example], metric: BenchmarkMetric
+    program: FreyrProgram,
+    examples: Sequence[dspy.Example],
+    metric: BenchmarkMetric,
+    *,
+    plans: Mapping[str, Sequence[str]] | None = None,
+    roles: Collection[str] | None = None,
 ) -> dict[str, list[dspy.Example]]:
     """Replay every example with the oracle; return predictor name -> demos.
 
     A replay that completes but fails the benchmark's metric contributes nothing: its gold
     is inconsistent with what the program can do. A replay the oracle abstained from keeps
     the demos recorded before it stopped.
+
+    With ``plans`` (step id -> planned tools), only the examples it names are replayed, each
+    with the intent role answering that plan; the metric is not asked (a wrong plan fails it
+    by design) and only the demos of ``roles`` are kept.
     """
     engine = _OracleEngine()
     oracle = detached_copy(program)
@@ -230,18 +253,46 @@ def gold_demos(
     demos: dict[str, list[dspy.Example]] = {name: [] for name in names.values()}
     for example in examples:
         calls = gold_calls(example.step)
-        if calls is None:
+        planned = None if plans is None else plans.get(example.step.id)
+        if calls is None or (plans is not None and planned is None):
             continue
         engine.gold = GoldContext(
-            calls=calls, reply=example.step.expected.get("reply"), libraries=libraries
+            calls=calls,
+            reply=example.step.expected.get("reply"),
+            libraries=libraries,
+            planned=None if planned is None else list(planned),
         )
-        for predictor, demo in _replay(oracle, example, metric, engine):
-            demos[names[id(predictor)]].append(demo)
+        scope = _toolbox_names(example, program)
+        for predictor, demo in _replay(oracle, example, metric, engine, checked=plans is None):
+            if roles is None or _role_of(oracle, predictor) in roles:
+                demos[names[id(predictor)]].append(_tagged(demo, scope))
     return demos
 
 
+def _toolbox_names(example: dspy.Example, program: FreyrProgram) -> list[str]:
+    toolbox = example.get("toolbox") or program.toolbox
+    return list(toolbox.names)
+
+
+def _tagged(demo: dspy.Example, toolbox: Sequence[str]) -> dspy.Example:
+    """``demo`` with what it was made for (``DEMO_META``): its tools and its decision.
+
+    A demo showing one tool's spec (the parameters role) is for that tool; any other demo is
+    for its toolbox.
+    """
+    spec = demo.get("tool")
+    one_tool = catalog_names(spec) if isinstance(spec, str) else []
+    scope = one_tool if len(one_tool) == 1 else list(toolbox)
+    return dspy.Example(**demo, **{DEMO_META: {"scope": scope, "decision": demo_decision(demo)}})
+
+
 def _replay(
-    oracle: FreyrProgram, example: dspy.Example, metric: BenchmarkMetric, engine: _OracleEngine
+    oracle: FreyrProgram,
+    example: dspy.Example,
+    metric: BenchmarkMetric,
+    engine: _OracleEngine,
+    *,
+    checked: bool = True,
 ) -> list[tuple[Any, dspy.Example]]:
     with dspy.context(trace=[]):
         trace = dspy.settings.trace
@@ -249,7 +300,7 @@ def _replay(
             prediction = oracle(**example.inputs())
         except _Abstain:
             prediction = None
-    if prediction is not None and not engine.gold.abstained:
+    if checked and prediction is not None and not engine.gold.abstained:
         if metric(example, prediction) < 1.0:
             logger.info("gold calls of %s fail the metric; no demos from it", example.step.id)
             return []
@@ -311,12 +362,27 @@ def select_demos(
     while len(chosen) < k and any(groups.values()):
         for key in order:
             if groups[key] and len(chosen) < k:
-                chosen.append(groups[key].pop(0))
+                chosen.append(without_meta(groups[key].pop(0)))
     return [shorten(d, maxlen, keep=outputs) for d in chosen] if maxlen else chosen
+
+
+def without_meta(demo: dspy.Example) -> dspy.Example:
+    """A fixed demo keeps only its fields: what it was made for matters to pools only."""
+    if DEMO_META not in demo:
+        return demo
+    return dspy.Example(**{k: v for k, v in demo.items() if k != DEMO_META})
 
 
 #: The decisions a plan's demo shows, in the order ``select_demos`` prefers them.
 _DECISION_ORDER = {"no-call": 0, "several": 1, "one": 2, "other": 3}
+
+
+def demo_decision(demo: dspy.Example) -> str:
+    """What a demo decides: a plan's ``plan_decision``, a check's ``keeps`` or ``rejects``."""
+    verdicts = demo.get("asked")
+    if isinstance(verdicts, dict) and verdicts:
+        return "keeps" if all(verdicts.values()) else "rejects"
+    return plan_decision(demo)
 
 
 def plan_decision(demo: dspy.Example) -> str:
@@ -346,4 +412,4 @@ def shorten(demo: dspy.Example, maxlen: int, *, keep: Sequence[str] = ()) -> dsp
 
 
 def _size(demo: dspy.Example) -> int:
-    return sum(len(str(v)) for v in demo.values())
+    return sum(len(str(v)) for k, v in demo.items() if k != DEMO_META)

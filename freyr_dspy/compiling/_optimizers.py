@@ -31,7 +31,13 @@ import dspy
 
 from freyr_dspy.backends import make_lm
 from freyr_dspy.compiling._gepa import RanPredictorsSelector
-from freyr_dspy.compiling._gold import detached_copy, gold_demos, select_demos, shorten
+from freyr_dspy.compiling._gold import (
+    detached_copy,
+    gold_demos,
+    select_demos,
+    shorten,
+    without_meta,
+)
 from freyr_dspy.compiling._metrics import BenchmarkMetric, FeedbackMetric
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
@@ -49,7 +55,7 @@ from freyr_dspy.schemas import (
     Sampling,
 )
 
-__all__ = ["OPTIMIZER_NAMES", "OptimizerConfig", "optimize"]
+__all__ = ["OPTIMIZER_NAMES", "OptimizerConfig", "optimize", "trimmed_demo"]
 
 logger = logging.getLogger(__name__)
 
@@ -117,13 +123,15 @@ def _settle_demos(predictor: dspy.Predict, config: OptimizerConfig, *, keep: boo
     if not keep:
         predictor.demos = []
         return
-    predictor.demos = [_trim(d, predictor, config) for d in predictor.demos]
+    predictor.demos = [trimmed_demo(d, predictor, config) for d in predictor.demos]
     if pool:
-        trimmed = [_trim(dspy.Example(**demo), predictor, config) for demo in pool["demos"]]
+        trimmed = [trimmed_demo(dspy.Example(**demo), predictor, config) for demo in pool["demos"]]
         attach_pool(predictor, trimmed, pool["k"])
 
 
-def _trim(demo: dspy.Example, predictor: dspy.Predict, config: OptimizerConfig) -> dspy.Example:
+def trimmed_demo(
+    demo: dspy.Example, predictor: dspy.Predict, config: OptimizerConfig
+) -> dspy.Example:
     """A demo without the omitted input fields, its long inputs cut; answers stay whole."""
     omitted = set(config.demo_omit) - set(predictor.signature.output_fields)
     if omitted:
@@ -194,7 +202,7 @@ def _misses(job: _Job) -> FreyrProgram:
         outputs = list(predictor.signature.output_fields)
         k, seed = job.config.max_demos, job.config.seed
         chosen = select_demos(from_missed.get(name, []), k, outputs=outputs, seed=seed)
-        rest = [demo for demo in from_all.get(name, []) if demo not in chosen]
+        rest = [demo for demo in from_all.get(name, []) if without_meta(demo) not in chosen]
         chosen += select_demos(rest, k - len(chosen), outputs=outputs, seed=seed)
         predictor.demos = chosen
     return compiled

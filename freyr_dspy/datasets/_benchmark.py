@@ -172,7 +172,12 @@ class ToolCallBenchmark:
 
     def episode(self, row: Row) -> Episode:
         """The row as a one-step episode, grouped in reports by its category."""
-        return Episode(id=str(row.example.id), case=row.example.kind, steps=(self.step(row),))
+        return Episode(
+            id=str(row.example.id),
+            case=row.example.kind,
+            steps=(self.step(row),),
+            toolbox=row.example.toolbox or "",
+        )
 
     def step(self, row: Row) -> Step:
         """The row as a standalone step; gold calls as ``expected`` (``benchmark.gold_calls``)."""

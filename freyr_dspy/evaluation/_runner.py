@@ -124,7 +124,13 @@ def _record(
         success=score.success,
         metrics=score.metrics,
         failure_kind=failure_kind,
-        diagnostics={**score.diagnostics, "failure": _failure_json(result.failure)},
+        diagnostics={
+            **score.diagnostics,
+            "failure": _failure_json(result.failure),
+            # what a compile replays and fits on: the plan and how each tool of it was judged
+            "plan": list(result.intents),
+            "verdicts": [v.model_dump() for v in result.verdicts],
+        },
         input_tokens=total.input_tokens,
         cached_input_tokens=total.cached_input_tokens,
         output_tokens=total.output_tokens,

@@ -8,7 +8,17 @@ field (``message`` or ``question``): deterministic, no model call, nothing to do
 
 A demo never answers its own request: a pooled demo whose request is the one being answered
 is skipped, so an optimizer scoring the program on its training requests sees what a new
-request would get. A request that shares no word with the pool gets the fixed demos.
+request would get (leave-one-out: the compile scores the very pool it ships this way). A
+request that shares no word with the pool gets the fixed demos.
+
+A ``contrastive`` pool (what ``freyr compile`` builds) chooses with what each demo was made
+for (``DEMO_META``: the tools its prompt offered, the decision its answer makes). Only demos
+of the request's own tools are shown - the toolbox the prompt offers, or for the parameters
+role the very tool being called - so a demo teaches this toolbox's conventions, never another
+toolbox's habit of calling; among them the nearest, plus the nearest demo of another decision
+when the nearest all make one (a request no tool fits beside ones that call, a ``false``
+verdict beside ``true`` ones), so no demo set teaches "always call". A request whose tools no
+demo was made for gets the fixed demos (none, in a compiled pool): the preset as it is.
 
 The pool lives on the predictor as the attribute ``demo_pool``, a ``DemoPool`` dumped to
 plain JSON. ``artifacts.program_state`` writes it beside DSPy's own state, DSPy's
@@ -22,13 +32,16 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import dspy
 from dspy.predict.predict import serialize_object
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from freyr_dspy.tools import catalog_names
+
 __all__ = [
+    "DEMO_META",
     "POOL_ATTRIBUTE",
     "REQUEST_FIELDS",
     "attach_pool",
@@ -44,6 +57,14 @@ __all__ = [
 POOL_ATTRIBUTE = "demo_pool"
 #: The input fields that hold the user's request, in the order they are looked for.
 REQUEST_FIELDS = ("message", "question")
+#: The input fields whose text lists the tools a prompt offers (a catalog, or one tool's spec).
+TOOL_FIELDS = ("tools", "tool")
+#: A pooled demo's key for what it was made for: ``{"scope": [tool names its prompt offered],
+#: "decision": "no-call" | "one" | "several" | "keeps" | "rejects" | "other"}``. Adapters
+#: format the signature's fields only, so the key never reaches a prompt.
+DEMO_META = "_demo"
+
+Selection = Literal["nearest", "contrastive"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -56,6 +77,8 @@ class DemoPool(BaseModel):
     k: int = Field(ge=1)
     field: str
     demos: list[dict[str, Any]]
+    #: ``nearest``: the k nearest of all demos; ``contrastive``: see the module docstring.
+    select: Selection = "nearest"
 
 
 def request_field(signature: type[dspy.Signature]) -> str | None:
@@ -63,7 +86,12 @@ def request_field(signature: type[dspy.Signature]) -> str | None:
     return next((name for name in REQUEST_FIELDS if name in signature.input_fields), None)
 
 
-def attach_pool(predictor: dspy.Predict, demos: Sequence[Mapping[str, Any]], k: int) -> bool:
+def attach_pool(
+    predictor: dspy.Predict,
+    demos: Sequence[Mapping[str, Any]],
+    k: int,
+    select: Selection = "nearest",
+) -> bool:
     """Give ``predictor`` a pool to choose ``k`` demos from per request; False if it cannot.
 
     A predictor without a request field, or with no demos or ``k`` of 0, keeps its fixed demos.
@@ -74,7 +102,7 @@ def attach_pool(predictor: dspy.Predict, demos: Sequence[Mapping[str, Any]], k: 
     stored = [_plain(demo) for demo in demos if isinstance(demo.get(field), str)]
     if not stored:
         return False
-    pool = DemoPool(k=k, field=field, demos=stored)
+    pool = DemoPool(k=k, field=field, demos=stored, select=select)
     setattr(predictor, POOL_ATTRIBUTE, pool.model_dump(mode="json"))
     return True
 
@@ -109,8 +137,57 @@ def demos_for(predictor: dspy.Predict, inputs: Mapping[str, Any]) -> list[Any]:
     if not pool or not isinstance(query, str):
         return list(predictor.demos)
     others = [demo for demo in pool["demos"] if demo.get(pool["field"]) != query]
+    if pool.get("select") == "contrastive":
+        fitting = [demo for demo in others if _fits(demo, offered_tools(inputs))]
+        chosen = contrastive(fitting, query, pool["field"], pool["k"])
+        return [fitting[i] for i in chosen] if chosen else list(predictor.demos)
     chosen = nearest([str(demo[pool["field"]]) for demo in others], query, pool["k"])
     return [others[i] for i in chosen] if chosen else list(predictor.demos)
+
+
+def offered_tools(inputs: Mapping[str, Any]) -> set[str]:
+    """The tool names a role's inputs offer (its catalog, or the spec of the tool called)."""
+    return {
+        name
+        for f in TOOL_FIELDS
+        if isinstance(inputs.get(f), str)
+        for name in catalog_names(inputs[f])
+    }
+
+
+def _fits(demo: Mapping[str, Any], offered: set[str]) -> bool:
+    """Whether a demo was made for the tools a request offers (half of the smaller set shared).
+
+    An intent demo's scope is its toolbox, a confirm demo's too (the request offers the
+    planned tools, a part of it), a parameters demo's the one tool it called.
+    """
+    scope = set((demo.get(DEMO_META) or {}).get("scope") or ())
+    if not scope or not offered:
+        return False
+    return 2 * len(scope & offered) >= min(len(scope), len(offered))
+
+
+def contrastive(demos: Sequence[Mapping[str, Any]], query: str, field: str, k: int) -> list[int]:
+    """Indices of ``k`` demos: the nearest, with one of another decision if they all make one.
+
+    Least alike first, as ``nearest``. When the ``k`` nearest all make one decision and some
+    demo makes another, the last-ranked of them gives way to the nearest demo of another
+    decision, so the demos shown never teach a single answer.
+    """
+    ranked = list(reversed(nearest([str(d.get(field, "")) for d in demos], query, len(demos))))
+    if not ranked:
+        ranked = list(range(len(demos)))
+    chosen = ranked[:k]
+    decisions = {_decision(demos[i]) for i in chosen}
+    if len(decisions) == 1 and len(chosen) > 1:
+        other = next((i for i in ranked[k:] if _decision(demos[i]) not in decisions), None)
+        if other is not None:
+            chosen = [*chosen[:-1], other]
+    return list(reversed(chosen))
+
+
+def _decision(demo: Mapping[str, Any]) -> str:
+    return str((demo.get(DEMO_META) or {}).get("decision") or "other")
 
 
 def pool_state(predictor: dspy.Predict) -> dict[str, Any] | None:

@@ -4,7 +4,6 @@ An Optuna study over the model per role, temperature / top-p / top-k, strategy, 
 demos, scored by a benchmark on accuracy, tokens and latency; the Pareto front is the answer.
 """
 
-from freyr_dspy.search._cache import EvaluationCache
 from freyr_dspy.search._objective import OBJECTIVES, Objective, build_trial_program
 from freyr_dspy.search._report import format_table, write_report
 from freyr_dspy.search._result import SearchResult, TrialSummary
@@ -17,8 +16,8 @@ from freyr_dspy.search._space import (
     space_digest,
     suggest,
 )
-from freyr_dspy.search._storage import open_storage, storage_url
 from freyr_dspy.search._study import enqueue, load_episodes, search_assignments
+from freyr_dspy.studies import EvaluationCache, open_storage, storage_url
 
 __all__ = [
     "ALL_ROLES",

@@ -11,8 +11,6 @@ the evaluation and, for a failed trial, its reason.
 from __future__ import annotations
 
 import logging
-import os
-import socket
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
@@ -21,8 +19,8 @@ from freyr_dspy.errors import BackendError, one_line
 from freyr_dspy.evaluation._scoring import EvalSummary, score_program
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.program._spec import ProgramSpec, build_program
-from freyr_dspy.search._cache import EvaluationCache
 from freyr_dspy.search._space import SearchSpace, TrialConfig, TrialPicker, suggest
+from freyr_dspy.studies import EvaluationCache, worker_id
 
 if TYPE_CHECKING:
     from optuna.trial import Trial
@@ -168,7 +166,3 @@ class Objective:
             raise BackendError(reason)
         return evaluation
 
-
-def worker_id() -> str:
-    """``host:pid`` of this process, recorded on every trial it runs."""
-    return f"{socket.gethostname()}:{os.getpid()}"

@@ -18,14 +18,19 @@ from typing import TYPE_CHECKING, Any
 from freyr_dspy.benchmark import Benchmark, Episode, EvalOptions, get_benchmark
 from freyr_dspy.errors import ConfigError, UnknownRoleError
 from freyr_dspy.program._spec import ProgramSpec, build_program
-from freyr_dspy.search._cache import EvaluationCache
 from freyr_dspy.search._demos import hold_out, labeled_demo_fn, step_ids
 from freyr_dspy.search._objective import LOST_REASONS, OBJECTIVES, DemoFn, Objective
 from freyr_dspy.search._report import write_report
 from freyr_dspy.search._result import SearchResult, collect_result
 from freyr_dspy.search._space import ALL_ROLES, SearchSpace, baseline, space_digest
-from freyr_dspy.search._storage import fail_dead_local_trials, open_storage, redact, storage_url
 from freyr_dspy.settings import Settings
+from freyr_dspy.studies import (
+    EvaluationCache,
+    fail_dead_local_trials,
+    open_storage,
+    redact,
+    storage_url,
+)
 
 if TYPE_CHECKING:
     from optuna import Study

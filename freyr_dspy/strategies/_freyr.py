@@ -122,6 +122,7 @@ def confirm_intents(
     abstain: bool = False,
     scored: bool = False,
     abstain_margin: float | None = None,
+    confirm_margin: float | None = None,
 ) -> list[str]:
     """Keep the planned tools the ``confirm`` role judges the message to ask for.
 
@@ -132,13 +133,13 @@ def confirm_intents(
     verdicts are read from the model's likelihoods where it can score (``scored_confirm``),
     else written as usual;
     ``abstain_margin`` is the margin a plan of one tool is scored with, if not the usual
-    (``freyr+abstain_margin=...``).
+    (``freyr+abstain_margin=...``), ``confirm_margin`` the margin of a plan of several.
     """
     tools = list(dict.fromkeys(name for name in intents if name != CONVERSATION))
     fewest = 1 if abstain else 2
     if len(tools) < fewest or role is None:
         return intents
-    margin = abstain_margin if abstain_margin is not None and len(tools) == 1 else None
+    margin = abstain_margin if len(tools) == 1 else confirm_margin
     if scored and (verdicts := scored_verdicts(run, role, tools, margin=margin)) is not None:
         return run.ledger.plan(confirmed(intents, verdicts))
     prediction = run.call(role, contract=confirm_contract(tools), **confirm_inputs(run, tools))
@@ -259,6 +260,9 @@ class Freyr(StrategyModule):
             tool of a one-tool plan to be kept, when ``abstain`` and ``scored_confirm`` are on
             (``--strategy freyr+abstain+scored_confirm+abstain_margin=2``); None: the margin of
             every scored verdict (``scored_confirm.CONFIRM_MARGIN``).
+        confirm_margin: how much likelier ``true`` must be than ``false`` for a tool of a plan
+            of several to be kept, when ``scored_confirm`` is on; None: ``CONFIRM_MARGIN``.
+            ``freyr compile`` fits it and ``abstain_margin`` to the user's rows.
         asks: plan with the ``asks`` role instead of the intent role: each thing the
             request asks for, quoted, with its tool or none (``freyr_dspy.strategies._asks``).
             Two asks of one tool become two calls, each written from its own words; an ask no
@@ -378,6 +382,7 @@ class Freyr(StrategyModule):
             abstain=planning.abstain,
             scored=planning.scored_confirm,
             abstain_margin=planning.abstain_margin,
+            confirm_margin=planning.confirm_margin,
         )
         spare = freed_slots(planned, intents) if planning.refill else Counter()
         failure = unknown_tools_failure(self.planner.role_id, unknown)

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from freyr_dspy.schemas import CallRecord, OpenAsk, RoleUsage
+from freyr_dspy.schemas import CallRecord, OpenAsk, RoleUsage, Verdict
 from freyr_dspy.strategies._call_watch import call_recorded
 
 __all__ = ["Ledger"]
@@ -36,6 +36,8 @@ class Ledger:
     waiting: list[str] = field(default_factory=list)
     #: Whether a planned call may wait for the next round (one is left to plan in).
     can_wait: bool = False
+    #: The scored checks of planned tools, in the order they were made.
+    verdicts: list[Verdict] = field(default_factory=list)
     #: (tool, argument, value) copies of a description's example already refused once.
     refused_copies: set[tuple[str, str, str]] = field(default_factory=set)
 
@@ -59,6 +61,10 @@ class Ledger:
         Listeners are not told: these calls are answered, not this run's to send.
         """
         self.calls.extend(records)
+
+    def judge(self, verdicts: Iterable[Verdict]) -> None:
+        """Record scored checks of planned tools."""
+        self.verdicts.extend(verdicts)
 
     def add_usage(self, role: str, spent: RoleUsage) -> None:
         """Count ``spent`` to ``role``."""

@@ -42,6 +42,8 @@ class PlanningPolicy:
             planned before it, kept only when it differs in values the request states.
         abstain_margin: the scored margin for a plan of one tool (``abstain`` and
             ``scored_confirm``); None: the margin of every scored verdict.
+        confirm_margin: the scored margin for a plan of several tools (``scored_confirm``);
+            None: ``CONFIRM_MARGIN``. ``freyr compile`` fits both to a user's rows.
         asks: plan with the ``asks`` role (each thing asked, quoted, mapped to a tool or
             none) instead of the intent role.
         rounds: planning rounds a request may take: after calls that returned results, the
@@ -56,6 +58,7 @@ class PlanningPolicy:
     scored_confirm: bool = False
     refill: bool = False
     abstain_margin: float | None = None
+    confirm_margin: float | None = None
     asks: bool = False
     rounds: int = 2
 
@@ -74,6 +77,8 @@ class PlanningPolicy:
             raise ConfigError(
                 "freyr: abstain_margin scores one-tool plans; needs abstain and scored_confirm"
             )
+        if self.confirm_margin is not None and not self.scored_confirm:
+            raise ConfigError("freyr: confirm_margin scores the confirm role; needs scored_confirm")
 
 
 @dataclass(frozen=True)

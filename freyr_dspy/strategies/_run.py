@@ -198,6 +198,7 @@ class Run:
             failure=failure,
             open_asks=self.open_asks,
             waiting=list(self.waiting),
+            verdicts=list(self.ledger.verdicts),
             unsupported=unsupported or [],
         )
 

@@ -22,6 +22,7 @@ import time
 
 from freyr_dspy.roles._base import Role
 from freyr_dspy.roles._confirm import confirm_contract
+from freyr_dspy.schemas import Verdict
 from freyr_dspy.strategies._likelihood import Scores, role_messages, role_scorer, scoring_usage
 from freyr_dspy.strategies._run import Run
 
@@ -65,6 +66,7 @@ def scored_verdicts(
     messages = role_messages(role, confirm_contract(tools), confirm_inputs(run, tools))
     verdicts: dict[str, bool] = {}
     scored: list[Scores] = []
+    logged: list[Verdict] = []
     answer = '{"asked": {'
     for tool in tools:
         lead = answer + (", " if verdicts else "") + json.dumps(tool) + ": "
@@ -74,7 +76,11 @@ def scored_verdicts(
         scored.append(scores)
         likelier = scores.logprobs[0] - scores.logprobs[1]
         verdicts[tool] = likelier >= margin
+        logged.append(
+            Verdict(tool=tool, margin=round(likelier, 4), kept=verdicts[tool], plan_size=len(tools))
+        )
         answer = lead + ("true" if verdicts[tool] else "false")
         logger.debug("confirm %s: log P(true) - log P(false) = %.2f", tool, likelier)
     run.ledger.add_usage(role.role_id, scoring_usage(scored, time.perf_counter() - started))
+    run.ledger.judge(logged)
     return verdicts

@@ -13,6 +13,7 @@ from freyr_dspy.tools._toolbox import (
     CatalogLevel,
     Execution,
     Toolbox,
+    catalog_names,
     normalize_name,
     recorded_outcome,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "Tool",
     "ToolParameter",
     "Toolbox",
+    "catalog_names",
     "normalize_name",
     "recorded_outcome",
 ]

@@ -33,6 +33,7 @@ __all__ = [
     "CatalogLevel",
     "Execution",
     "Toolbox",
+    "catalog_names",
     "normalize_name",
     "recorded_outcome",
     "render_tool_spec",
@@ -41,6 +42,14 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 CatalogLevel = Literal["names", "brief", "full"]
+
+#: A tool's first line in a rendered catalog or spec (``Toolbox.catalog``): ``- name: ...``.
+_CATALOG_LINE = re.compile(r"^- ([^\s:]+)", re.M)
+
+
+def catalog_names(text: str) -> list[str]:
+    """The tool names a rendered catalog or tool spec lists, in order (what a prompt offers)."""
+    return _CATALOG_LINE.findall(text)
 
 
 @dataclass(frozen=True)

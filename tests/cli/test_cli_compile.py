@@ -45,10 +45,10 @@ def test_compile_then_run_the_artifact(freyr, tmp_path: Path) -> None:  # type: 
         "compile", "--benchmark", "todo", "--model", "fake/skilled", "--out", "compiled/todo.json"
     )
     assert code == 0, err
-    # fake/skilled is right only when shown demos: the study ships a configuration with some
-    assert "-fold cross-validation" in out and "chose trial" in out and "won" in out
+    # fake/skilled is right only when shown demos: the study ships a pool of them
+    assert "candidates on 10 rows" in out and "chose trial" in out and "won" in out
     assert "Bootstrapped" not in out  # an optimizer's chatter goes to stderr
-    assert "trial 0 (1 of 12)" in err  # one line per finished trial
+    assert "compile: 0 of 10 rows; baseline trial 0" in err  # progress, on stderr
     assert (tmp_path / "compiled" / "todo.json").is_file()
     code, out, err = freyr(
         "run",
@@ -118,7 +118,10 @@ def test_run_overrides_one_role_of_an_artifact(freyr) -> None:  # type: ignore[n
     ("args", "code", "message"),
     [
         (("--benchmark", "tood"), 2, "Did you mean 'todo'"),
-        (("--benchmark", "todo", "--optimizer", "random"), 2, "random"),
+        (("--benchmark", "todo", "--no-search", "--optimizer", "random"), 2, "random"),
+        (("--benchmark", "todo", "--optimizer", "labeled"), 2, "goes with --no-search"),
+        (("--benchmark", "todo", "--stages", "demos,tpe"), 2, "unknown compile stage(s) tpe"),
+        (("--benchmark", "todo", "--switches", "turbo"), 2, "turbo not switches of freyr"),
         (("--benchmark", "todo", "--budget", "0"), 2, "0"),
         (("--benchmark", "todo", "--model", "planner=fake/skilled"), 2, "unknown role 'planner'"),
         (("--benchmark", "todo", "--demo-omit", "catalog"), 2, "no role of this program has"),

@@ -81,12 +81,16 @@ def test_compile_save_and_load_with_the_toolbox(box: Toolbox, tmp_path: Path) ->
     program = rules_program(box)
     settings = Settings(project_dir=tmp_path)
     outcome = freyr_dspy.compile(
-        program, EXAMPLES * 3, test=EXAMPLES, trials=3, max_demos=2, folds=3, settings=settings
+        program,
+        EXAMPLES * 3,
+        test=EXAMPLES,
+        settings=freyr_dspy.CompileSettings(max_demos=2, folds=3),
+        project=settings,
     )
     # keyword rules ignore demos: nothing beats the baseline, so the baseline is what ships
     assert outcome.choice.sentence().startswith("kept the baseline")
-    assert outcome.test_before is not None and outcome.test_after is not None
-    assert outcome.test_before.accuracy == outcome.test_after.accuracy == 0.75
+    assert outcome.held_out is not None
+    assert outcome.held_out.before == outcome.held_out.after == 0.75
     path = freyr_dspy.save(outcome.program, settings.compiled_dir / "mine.json", outcome.meta)
     loaded = freyr_dspy.load(path, settings=settings, toolbox=box)
     assert freyr_dspy.evaluate(loaded, EXAMPLES).accuracy == 0.75

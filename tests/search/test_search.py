@@ -14,9 +14,9 @@ import pytest
 
 from freyr_dspy.errors import ConfigError, UnknownModelError, UnknownNameError, UnknownRoleError
 from freyr_dspy.search import SearchSpace, baseline, format_table, search_assignments
-from freyr_dspy.search._storage import open_storage
 from freyr_dspy.search._study import CACHE_DIR
 from freyr_dspy.settings import Settings
+from freyr_dspy.studies import open_storage
 from tests.support import search_fixtures as fx
 
 IP, PP, BROKEN = fx.INTENT_PRO, fx.PARAM_PRO, fx.BROKEN
@@ -251,7 +251,7 @@ def test_a_silent_workers_trial_on_an_rdb_is_failed_and_queued_again(
     import time
     import warnings
 
-    from freyr_dspy.search import _storage as storage_module
+    from freyr_dspy.studies import _storage as storage_module
 
     monkeypatch.setattr(storage_module, "HEARTBEAT_INTERVAL", 1)
     monkeypatch.setattr(storage_module, "GRACE_PERIOD", 1)

@@ -155,7 +155,8 @@ def _records(name: str, settings: dict[str, Any]) -> list[dict[str, Any]]:
         for message in REQUESTS:
             for calls_only in (False, True):
                 result = program(message=message, calls_only=calls_only).result
-                record = result.model_dump(mode="json")
+                # the scored checks' log is new and records no behaviour: left out
+                record = result.model_dump(mode="json", exclude={"verdicts"})
                 for usage in record["usage"].values():
                     usage.pop("seconds")
                 records.append({"message": message, "calls_only": calls_only, **record})

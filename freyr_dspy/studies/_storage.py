@@ -26,7 +26,7 @@ from freyr_dspy.errors import ConfigError, one_line
 if TYPE_CHECKING:
     from optuna.storages import BaseStorage, RDBStorage
 
-__all__ = ["fail_dead_local_trials", "open_storage", "redact", "storage_url"]
+__all__ = ["fail_dead_local_trials", "open_storage", "redact", "storage_url", "worker_id"]
 
 logger = logging.getLogger(__name__)
 
@@ -134,6 +134,11 @@ def with_driver(url: str) -> str:
 def redact(url: str) -> str:
     """Hide the password of a URL (for messages and reports)."""
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
+
+
+def worker_id() -> str:
+    """``host:pid`` of this process, recorded on every trial it runs (a dead one is failed)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def fail_dead_local_trials(storage: BaseStorage, study_name: str) -> list[int]:
