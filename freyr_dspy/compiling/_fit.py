@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from freyr_dspy.artifacts import ArtifactMeta, ArtifactScores, build_meta
+from freyr_dspy.backends._replay import engines_of, replaying
 from freyr_dspy.benchmark import Benchmark, Episode, EvalOptions, step_example
 from freyr_dspy.compiling._candidates import Candidate
 from freyr_dspy.compiling._compiler import trainset_sha256
@@ -91,22 +92,25 @@ def fit_program(
         name,
         {"settings": settings.describe(), "rows": list(folds.order)},
     )
-    outcome = compile_study(
-        scorer,
-        rows,
-        folds,
-        Candidate(strategy=strategy_label(baseline.strategy)),
-        book=book,
-        settings=settings,
-        roles=baseline.role_names,
-        baseline_models=dict(baseline.assignment),
-        log=RecordLog(
-            home / "records.jsonl",
-            shown=_shown_path(home / "records.jsonl", project.project_dir),
-        ),
-        progress=progress,
-        test=tuple(held),
-    )
+    # NOTE: the in-process engines are shared by every candidate's program (one per model),
+    # so the memo attached to the baseline's replays calls for all of them.
+    engines = engines_of(p.lm for p in baseline.predictors())
+    records = home / "records.jsonl"
+    log = RecordLog(records, shown=_shown_path(records, project.project_dir))
+    with replaying(engines, scorer.memo):
+        outcome = compile_study(
+            scorer,
+            rows,
+            folds,
+            Candidate(strategy=strategy_label(baseline.strategy)),
+            book=book,
+            settings=settings,
+            roles=baseline.role_names,
+            baseline_models=dict(baseline.assignment),
+            log=log,
+            progress=progress,
+            test=tuple(held),
+        )
     own = benchmark if isinstance(benchmark, ToolCallBenchmark) else None
     meta = artifact_meta(
         outcome,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from freyr_dspy.compiling._candidates import Candidate
 from freyr_dspy.compiling._guard import Folds, Scored, choose
@@ -192,7 +192,7 @@ def compile_study(
     choice = choose(trials, base.number, rows, folds, alpha=settings.alpha)
     shipped = next(s for s in run.scored if s.number == choice.shipped)
     program = scorer.program(shipped.candidate)
-    held_out = _held_out(run, base.candidate, shipped.candidate, test) if test else None
+    held_out = _held_out(run, base, shipped, test) if test else None
     return CompileOutcome(
         program=program,
         candidate=shipped.candidate,
@@ -311,11 +311,20 @@ def _as_scored(scoring: Scoring) -> Scored:
     )
 
 
-def _held_out(run: _Run, baseline: Candidate, shipped: Candidate, test: Sequence[str]) -> HeldOut:
+def _held_out(run: _Run, base: Scoring, shipped: Scoring, test: Sequence[str]) -> HeldOut:
     """The held-out rows scored by the baseline and by what ships (the same when kept)."""
-    before = {row: run.scorer.record(baseline, row) for row in test}
-    after = (
-        before if shipped == baseline else {row: run.scorer.record(shipped, row) for row in test}
-    )
+    same = shipped.candidate == base.candidate
+    run.planned = run.done + len(test) * (1 if same else 2)
+    before = _held_out_records(run, base, test)
+    after = before if same else _held_out_records(run, shipped, test)
     run.log.add_held_out(before, after)
     return HeldOut.of(before, after, run.scorer.episodes)
+
+
+def _held_out_records(run: _Run, scoring: Scoring, test: Sequence[str]) -> dict[str, StepRecord]:
+    records = {}
+    for row in test:
+        records[row] = run.scorer.record(scoring.candidate, row)
+        run.done += 1
+        run.tell(replace(scoring, stage="held-out"))
+    return records

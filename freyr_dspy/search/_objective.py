@@ -165,4 +165,3 @@ class Objective:
             trial.set_user_attr("evaluation", evaluation.to_json())
             raise BackendError(reason)
         return evaluation
-
