@@ -22,6 +22,7 @@ baseline pass runs whatever it is); held-out ``--test`` rows are scored after it
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -114,8 +115,13 @@ class _Run:
         )
 
     def score(self, scoring: Scoring, rows: Sequence[str]) -> None:
-        """Score ``rows`` of a candidate (cached rows cost nothing), telling progress."""
-        for row in rows:
+        """Score ``rows`` of a candidate (cached rows cost nothing), telling progress.
+
+        The rows run toolbox by toolbox: requests to one toolbox share their prompts' start
+        (the catalog), which the in-process model then evaluates once, not once per row.
+        """
+        by_id = self.rows_by_id
+        for row in sorted(rows, key=lambda r: by_id[r].toolbox):
             if row in scoring.rows:
                 continue
             began = time.perf_counter()
@@ -126,12 +132,12 @@ class _Run:
             scoring.rows[row] = record.success
             scoring.tokens[row] = float(record.input_tokens + record.output_tokens)
             scoring.seconds[row] = record.seconds
-            self.log.add(scoring, self.rows_by_id[row], record)
+            self.log.add(scoring, by_id[row], record)
             self.book.save_rows(scoring)
             self.done += 1
             self.tell(scoring)
 
-    @property
+    @functools.cached_property
     def rows_by_id(self) -> dict[str, TrainingRow]:
         return {row.id: row for row in self.rows}
 
@@ -323,7 +329,7 @@ def _held_out(run: _Run, base: Scoring, shipped: Scoring, test: Sequence[str]) -
 
 def _held_out_records(run: _Run, scoring: Scoring, test: Sequence[str]) -> dict[str, StepRecord]:
     records = {}
-    for row in test:
+    for row in sorted(test, key=lambda r: run.scorer.episodes[r].toolbox):
         records[row] = run.scorer.record(scoring.candidate, row)
         run.done += 1
         run.tell(replace(scoring, stage="held-out"))

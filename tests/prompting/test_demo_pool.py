@@ -16,7 +16,9 @@ from freyr_dspy.compiling._optimizers import OptimizerConfig
 from freyr_dspy.errors import ArtifactError, ConfigError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.prompting._demo_pool import (
+    DEMO_META,
     attach_pool,
+    check_pool,
     demos_for,
     nearest,
     pool_size,
@@ -201,3 +203,74 @@ def test_a_malformed_pool_in_a_file_is_refused_at_load(
     path.write_text(json.dumps(document), encoding="utf-8")
     with pytest.raises(ArtifactError, match="malformed demo pool"):
         load(path, settings=settings)
+
+
+def _contrastive(demos: list[dict[str, object]], k: int = 3) -> dspy.Predict:
+    class Plan(dspy.Signature):
+        message: str = dspy.InputField()
+        tools: str = dspy.InputField()
+        intents: list[str] = dspy.OutputField()
+
+    predictor = dspy.Predict(Plan)
+    assert attach_pool(predictor, demos, k, select="contrastive")
+    return predictor
+
+
+def _demo(message: str, intents: list[str], scope: list[str], decision: str) -> dict[str, object]:
+    return {
+        "message": message, "intents": intents,
+        DEMO_META: {"scope": scope, "decision": decision},
+    }  # fmt: skip
+
+
+BANK = ["get_balance", "transfer", "block_card"]
+HOME = ["set_light", "set_thermostat"]
+POOL = [
+    _demo("What is my balance?", ["get_balance"], BANK, "one"),
+    _demo("Balance of my savings account please", ["get_balance"], BANK, "one"),
+    _demo("Show the balance of checking", ["get_balance"], BANK, "one"),
+    _demo("Open a new savings account", ["conversation"], BANK, "no-call"),
+    _demo("Turn the balance of the lights down", ["set_light"], HOME, "one"),
+]
+
+
+def test_a_contrastive_pool_shows_only_demos_of_the_tools_the_request_offers() -> None:
+    predictor = _contrastive(POOL)
+    catalog = "\n".join(f"- {name}: ..." for name in BANK)
+    shown = demos_for(predictor, {"message": "Balance of checking?", "tools": catalog})
+    assert len(shown) == 3
+    assert all(d[DEMO_META]["scope"] == BANK for d in shown)  # the lights demo never shows
+    # the nearest all call get_balance: the last-ranked gives way to the no-call one
+    assert shown[0]["message"] == "Open a new savings account"
+    assert shown[-1]["message"] == "Show the balance of checking"  # the closest goes last
+
+
+def test_a_contrastive_pool_needs_no_contrast_when_the_nearest_already_differ() -> None:
+    predictor = _contrastive(POOL, k=2)
+    catalog = "\n".join(f"- {name}: ..." for name in BANK)
+    shown = demos_for(predictor, {"message": "open a savings account", "tools": catalog})
+    assert {d[DEMO_META]["decision"] for d in shown} == {"one", "no-call"}
+
+
+def test_a_request_to_tools_no_demo_was_made_for_gets_the_fixed_demos_none() -> None:
+    predictor = _contrastive(POOL)
+    predictor.demos = []
+    shown = demos_for(predictor, {"message": "What is my balance?", "tools": "- play_song: x"})
+    assert shown == []
+    # a parameters-style prompt (one tool's spec) is matched to that very tool
+    spec = _contrastive([
+        {**_demo("Move 5 to Ann", [], ["transfer"], "other")},
+        {**_demo("Block card 12", [], ["block_card"], "other")},
+    ], k=2)  # fmt: skip
+    shown = demos_for(spec, {"message": "Move 9 to Bo", "tools": "- transfer: Send money."})
+    assert [d["message"] for d in shown] == ["Move 5 to Ann"]
+
+
+def test_a_contrastive_pool_round_trips_through_an_artifact_state() -> None:
+    predictor = _contrastive(POOL)
+    pool = predictor.demo_pool
+    assert pool["select"] == "contrastive" and len(pool["demos"]) == 5
+    check_pool(predictor)  # a valid pool: no error
+    predictor.demo_pool = {**pool, "select": "farthest"}
+    with pytest.raises(ValueError, match="malformed demo pool"):
+        check_pool(predictor)
