@@ -237,7 +237,7 @@ BUDGETS: dict[str, tuple[str, int]] = {
     "bootstrap": ("unused", 0),
     "bootstrap_rs": ("candidate demo sets", 4),
     "mipro": ("trials", 6),
-    "gepa": ("metric calls", 40),
+    "gepa": ("metric calls", 0),  # 0: enough to score the seed and try 12 rewrites
     "simba": ("steps", 2),
 }
 
