@@ -15,7 +15,17 @@ intent role that is ~300 of ~470 tokens, paid on every call. The lean prompt is:
 Inputs are written static-first: the tool catalog or spec, then the state, then the rest in
 the signature's order. A prefix cache (llama.cpp's, or a provider's) then reuses the longest
 possible prefix between requests to the same toolbox, and the request itself sits right
-before the answer. Signatures are not changed, so compiled instructions and demos run under
+before the answer. Demos a pool chose for the request (``RequestDemos``) differ from one
+request to the next, so they would end that shared prefix before the catalog; when they leave
+the static inputs out (as compiled pools do), those inputs close the system message instead,
+before the demos:
+
+    system:  the instructions, the answer's keys, then <tools>...</tools> <state>...</state>
+    demos:   user <message>...</message> / assistant {...}, nearest last
+    user:    <conversation>... <message>...</message>
+
+so every request to a toolbox still reuses its catalog, and only its demos and its own words
+are new. Signatures are not changed, so compiled instructions and demos run under
 any adapter.
 
 All three honour a role's per-call output contract (``freyr_dspy.prompting._contracts``): the JSON
@@ -53,6 +63,7 @@ from freyr_dspy.prompting._contracts import (
     response_format,
     stated,
 )
+from freyr_dspy.prompting._demo_pool import RequestDemos
 from freyr_dspy.prompting._placeholders import says_nothing
 
 __all__ = ["FreyrChatAdapter", "FreyrJSONAdapter", "LeanAdapter", "input_order", "make_adapter"]
@@ -247,6 +258,31 @@ class LeanAdapter(FreyrJSONAdapter):
         ]
         answer = "Answer with one JSON object with these keys, in order:\n" + "\n".join(outputs)
         return f"{signature.instructions.strip()}\n\n{answer}"
+
+    def format(
+        self,
+        signature: type[dspy.Signature],
+        demos: list[dict[str, Any]],
+        inputs: dict[str, Any],
+    ) -> list[dict[str, Any]]:
+        """DSPy's layout, or with a request's own demos the static inputs in the system message.
+
+        See the module docstring: only demos chosen for this request (``RequestDemos``) that
+        leave every static input out move them; fixed demos keep DSPy's layout.
+        """
+        static = [
+            name
+            for name in input_order(signature)
+            if name in STATIC_INPUTS and name in inputs and not says_nothing(name, inputs[name])
+        ]
+        moved = isinstance(demos, RequestDemos) and demos and static
+        if not moved or any(name in demo for demo in demos for name in static):
+            return super().format(signature, demos, inputs)  # type: ignore[no-any-return]
+        rest = {name: value for name, value in inputs.items() if name not in static}
+        messages: list[dict[str, Any]] = super().format(signature, demos, rest)
+        shown = self.format_user_message_content(signature, {n: inputs[n] for n in static})
+        messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{shown}"}
+        return messages
 
     def format_user_message_content(
         self,

@@ -44,6 +44,7 @@ __all__ = [
     "DEMO_META",
     "POOL_ATTRIBUTE",
     "REQUEST_FIELDS",
+    "RequestDemos",
     "attach_pool",
     "check_pool",
     "demos_for",
@@ -65,6 +66,14 @@ TOOL_FIELDS = ("tools", "tool")
 DEMO_META = "_demo"
 
 Selection = Literal["nearest", "contrastive"]
+
+
+class RequestDemos(list[Any]):
+    """Demos a pool chose for one request (a plain list holds a role's fixed demos).
+
+    The lean adapter lays a prompt with these out so that requests to one toolbox still
+    share their start (``freyr_dspy.prompting._adapters.LeanAdapter.format``).
+    """
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -140,9 +149,9 @@ def demos_for(predictor: dspy.Predict, inputs: Mapping[str, Any]) -> list[Any]:
     if pool.get("select") == "contrastive":
         fitting = [demo for demo in others if _fits(demo, offered_tools(inputs))]
         chosen = contrastive(fitting, query, pool["field"], pool["k"])
-        return [fitting[i] for i in chosen] if chosen else list(predictor.demos)
+        return RequestDemos(fitting[i] for i in chosen) if chosen else list(predictor.demos)
     chosen = nearest([str(demo[pool["field"]]) for demo in others], query, pool["k"])
-    return [others[i] for i in chosen] if chosen else list(predictor.demos)
+    return RequestDemos(others[i] for i in chosen) if chosen else list(predictor.demos)
 
 
 def offered_tools(inputs: Mapping[str, Any]) -> set[str]:

@@ -211,6 +211,10 @@ def read_call(request: Request) -> FakeCall:
         (m.text or "").split("Respond with", 1)[0] for m in request.messages if m.role == "user"
     ]
     inputs = next((found for t in reversed(users) if (found := _input_sections(t))), {})
+    # The lean adapter moves a request's static inputs (its catalog) into the system message
+    # when a pool chose its demos (``LeanAdapter.format``).
+    moved = {name: value.strip() for name, value in _TAGGED.findall(system)}
+    inputs = {**moved, **inputs}
     prompt = system + "\n" + "\n".join(m.text or "" for m in request.messages)
     role = _identify_role(system, inputs)
     return FakeCall(

@@ -10,6 +10,7 @@ from dspy.utils.exceptions import AdapterParseError
 
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.prompting._adapters import LeanAdapter, input_order, make_adapter
+from freyr_dspy.prompting._demo_pool import RequestDemos
 from freyr_dspy.roles import IntentSignature, ParametersSignature
 from freyr_dspy.roles._summary import SummarySignature
 from freyr_dspy.testing import FunctionLM, make_fake_lm, register_fake, unregister_fake
@@ -101,6 +102,29 @@ def test_demos_are_user_and_assistant_turns_with_a_json_answer() -> None:
     messages = LeanAdapter().format(IntentSignature, [demo], INPUTS)
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
     assert messages[2]["content"] == '{"intents": ["add_task"]}'
+
+
+def test_a_requests_own_demos_leave_its_catalog_at_the_start_of_the_prompt() -> None:
+    demo = {"conversation": "(none)", "message": "Delete the milk task", "intents": ["delete_task"]}
+    chosen = LeanAdapter().format(IntentSignature, RequestDemos([demo]), INPUTS)
+    fixed = LeanAdapter().format(IntentSignature, [demo], INPUTS)
+    # fixed demos: DSPy's layout, the catalog in the request's own turn
+    assert "<tools>" in fixed[-1]["content"] and "<tools>" not in fixed[0]["content"]
+    # demos chosen for this request change from one request to the next: the catalog and the
+    # state close the system message, so requests to one toolbox share their start
+    assert chosen[0]["content"].endswith(
+        "<tools>\n" + INPUTS["tools"] + "\n</tools>\n<state>\nno tasks\n</state>"
+    )
+    assert chosen[-1]["content"] == "<message>\nAdd a task called milk\n</message>"
+    other = LeanAdapter().format(
+        IntentSignature, RequestDemos([demo]), {**INPUTS, "message": "Add bread"}
+    )
+    assert other[0] == chosen[0]  # the same prefix for another request
+    # a demo that shows a catalog of its own keeps DSPy's layout
+    with_tools = LeanAdapter().format(
+        IntentSignature, RequestDemos([{**demo, "tools": "- x"}]), INPUTS
+    )
+    assert "<tools>" in with_tools[-1]["content"]
 
 
 def test_constraints_of_a_stated_contract_reach_the_system_message() -> None:
