@@ -74,8 +74,9 @@ def fit_program(
     examples = {episode.id: step_example(episode.steps[0]) for episode in episodes}
     folds = make_folds(rows, settings.folds, seed=settings.seed)
     data = trainset_sha256(list(examples.values()))
-    context = _context(baseline, benchmark, data)
-    name = settings.study_name or _study_name(benchmark, baseline, settings, folds.order, context)
+    context = _context(baseline, benchmark)
+    described = [settings.describe(), list(folds.order), context, data]
+    name = settings.study_name or _study_name(benchmark, baseline, described)
     home = (settings.study_dir or project.project_dir / "runs" / "compile") / name
     held = {f"{_HELD_OUT}{episode.id}": episode for episode in test or ()}
     scorer = RowScorer(
@@ -84,8 +85,11 @@ def fit_program(
         examples=examples,
         make=program_maker(baseline, benchmark, options),
         optimizer=_demo_knobs(baseline, benchmark, settings),
-        cache=EvaluationCache(home / "rows"),
+        # NOTE: one cache for every compile of the project: a record is keyed by all that
+        # decides it, so other studies (seeds, other training rows) reuse what they share.
+        cache=EvaluationCache(home.parent / "rows"),
         context=context,
+        data=data,
     )
     book = TrialBook(
         storage_url(settings.storage or home / "study.journal"),
@@ -236,15 +240,14 @@ def _demo_knobs(
     )
 
 
-def _context(baseline: FreyrProgram, benchmark: Benchmark, data: str) -> dict[str, Any]:
-    """What, besides candidate and row, decides a row's record."""
+def _context(baseline: FreyrProgram, benchmark: Benchmark) -> dict[str, Any]:
+    """What, besides the candidate, the row and a pool's rows, decides a row's record."""
     from freyr_dspy.artifacts._meta import freyr_version
     from freyr_dspy.evaluation import code_version
 
     spec = spec_of(baseline).model_dump(mode="json", exclude={"strategy", "options"})
     return {
         "benchmark": benchmark.name,
-        "data": data,
         "program": spec,
         "models": {r: m.model_dump(mode="json") for r, m in sorted(baseline.assignment.items())},
         # the commit too: a record the code before a change made is not this code's record
@@ -252,15 +255,9 @@ def _context(baseline: FreyrProgram, benchmark: Benchmark, data: str) -> dict[st
     }
 
 
-def _study_name(
-    benchmark: Benchmark,
-    baseline: FreyrProgram,
-    settings: CompileSettings,
-    rows: Sequence[str],
-    context: dict[str, Any],
-) -> str:
-    described = [settings.describe(), strategy_label(baseline.strategy), list(rows), context]
-    text = json.dumps(described, sort_keys=True, default=str)
+def _study_name(benchmark: Benchmark, baseline: FreyrProgram, described: list[Any]) -> str:
+    """``compile-<benchmark>-<hash>``: the same compile finds its study, another a new one."""
+    text = json.dumps([strategy_label(baseline.strategy), *described], sort_keys=True, default=str)
     return f"compile-{benchmark.name}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
 
 

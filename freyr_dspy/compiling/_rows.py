@@ -7,9 +7,10 @@ demos chosen again afterwards. A demo pool holds every training row, and a pool 
 a request its own demos, so each row is scored as a new request would be by the shipped
 artifact (leave-one-out).
 
-Records are kept in a file cache keyed by everything that decides them (candidate, row, data,
-the baseline's plans a pool's ``false`` verdicts come from, freyr version and commit), so a
-resumed compile - or a rerun after new rows were added - pays only for rows it never scored.
+Records are kept in a file cache keyed by everything that decides them (candidate, the row's
+content, for a pool the training rows and the baseline's plans its ``false`` verdicts come
+from, the program, models, freyr version and commit), so a resumed compile - or one on other
+rows, another seed - pays only for rows it never scored.
 While rows run, the in-process models replay calls already made
 (``freyr_dspy.backends._replay``): a candidate that changes only the later steps of a request
 pays only for those, and the seconds a replayed call first took are added back, so a
@@ -36,6 +37,7 @@ from freyr_dspy.compiling._pools import with_pool
 from freyr_dspy.evaluation._runner import StepRecord, run_episode
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.studies import EvaluationCache
+from freyr_dspy.tools._fingerprint import toolbox_fingerprint
 
 __all__ = ["ProgramMaker", "RowScorer", "TrainingRow", "planned_tools", "row_kind"]
 
@@ -108,6 +110,8 @@ class RowScorer:
     optimizer: OptimizerConfig
     cache: EvaluationCache
     context: Mapping[str, object] = field(default_factory=dict)
+    #: A hash of the training rows (a pool's demos come from them).
+    data: str = ""
     memo: ReplayMemo = field(default_factory=ReplayMemo)
     #: The baseline's planned tools per training row (a pool's ``false`` confirm verdicts).
     plans: dict[str, list[str]] = field(default_factory=dict)
@@ -156,15 +160,36 @@ class RowScorer:
         return replace(record, seconds=round(record.seconds + saved, 4))
 
     def _key(self, candidate: Candidate, row: str) -> str:
-        plans = _digest(self.plans) if candidate.pool is not None else None
+        """What decides a row's record: the candidate, the row's content, the code and models.
+
+        A pool's demos come from the training rows (``data``) and the baseline's plans; a
+        candidate without one is the same program whatever the training rows are, so its
+        records serve every compile of those rows - another seed, another set of training
+        rows, the held-out rows of another study.
+        """
+        pool = (
+            {"data": self.data, "plans": _digest(self.plans)} if candidate.pool is not None else {}
+        )
         return EvaluationCache.key(
-            candidate=candidate.canonical(), row=row, plans=plans, **self.context
+            candidate=candidate.canonical(),
+            row=_row_digest(self.episodes[row]),
+            **pool,
+            **self.context,
         )
 
 
-def _digest(plans: Mapping[str, list[str]]) -> str:
-    text = json.dumps(plans, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
+def _digest(value: object) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _row_digest(episode: Episode) -> str:
+    """A row by its content (an id may be reused for another request)."""
+    step = episode.steps[0]
+    toolbox = toolbox_fingerprint(step.toolbox) if step.toolbox is not None else None
+    return _digest(
+        [episode.id, step.message, step.conversation, step.start_state, step.expected, toolbox]
+    )
 
 
 def kind_counts(rows: Sequence[TrainingRow]) -> Counter[str]:

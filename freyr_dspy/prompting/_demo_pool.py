@@ -75,6 +75,7 @@ class RequestDemos(list[Any]):
     share their start (``freyr_dspy.prompting._adapters.LeanAdapter.format``).
     """
 
+
 _WORD = re.compile(r"[a-z0-9]+")
 
 

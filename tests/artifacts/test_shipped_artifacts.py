@@ -16,6 +16,7 @@ from freyr_dspy.datasets import load_tools_file
 from freyr_dspy.domains._plain import PLAIN_DOMAIN_NAME
 from freyr_dspy.program._name_refs import REFERENCE
 from freyr_dspy.program._spec import ProgramSpec, build_program
+from freyr_dspy.prompting._demo_pool import pool_size
 from freyr_dspy.settings import Settings
 from freyr_dspy.tools import Toolbox
 from tests.support.paths import COMPILED_DIR, real_data_dir
@@ -64,8 +65,10 @@ def test_shipped_artifact_loads_with_its_recorded_models(path: Path) -> None:
     assert set(program.assignment) <= set(program.role_names)
     meta, _ = read_artifact(path, root=COMPILED)
     shipped = (meta.search or {}).get("shipped_config") or {}
-    # a compile study may ship its baseline without demos (the main job's output often does)
-    if shipped.get("demos", 1) > 0:
+    # a compile study may ship its baseline without demos; one that chose a pool keeps it
+    if shipped.get("pool"):
+        assert any(pool_size(p) for p in program.predictors()), "the compiled pool was kept"
+    elif shipped.get("demos", 1) > 0 and not meta.search:
         assert any(p.demos for _, p in program.named_predictors()), "compiled demos were kept"
 
 
