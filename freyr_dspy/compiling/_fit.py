@@ -243,15 +243,15 @@ def _demo_knobs(
 def _context(baseline: FreyrProgram, benchmark: Benchmark) -> dict[str, Any]:
     """What, besides the candidate, the row and a pool's rows, decides a row's record."""
     from freyr_dspy.artifacts._meta import freyr_version
-    from freyr_dspy.evaluation import code_version
+    from freyr_dspy.evaluation import source_digest
 
     spec = spec_of(baseline).model_dump(mode="json", exclude={"strategy", "options"})
     return {
         "benchmark": benchmark.name,
         "program": spec,
         "models": {r: m.model_dump(mode="json") for r, m in sorted(baseline.assignment.items())},
-        # the commit too: a record the code before a change made is not this code's record
-        "version": f"{freyr_version()} {code_version()}",
+        # the code too: a record the code before a change made is not this code's record
+        "version": f"{freyr_version()} {source_digest()}",
     }
 
 

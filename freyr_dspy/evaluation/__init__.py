@@ -8,7 +8,7 @@ from freyr_dspy.evaluation._config import (
     parse_benchmark_options,
 )
 from freyr_dspy.evaluation._harness import EvalRun, evaluate, run_unit
-from freyr_dspy.evaluation._provenance import code_version
+from freyr_dspy.evaluation._provenance import code_version, source_digest
 from freyr_dspy.evaluation._report import render_text, report_data, write_json
 from freyr_dspy.evaluation._runner import StepRecord, run_episode
 from freyr_dspy.evaluation._scoring import (
@@ -40,6 +40,7 @@ __all__ = [
     "run_episodes",
     "run_unit",
     "score_program",
+    "source_digest",
     "summarise",
     "write_json",
 ]

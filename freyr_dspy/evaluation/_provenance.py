@@ -2,14 +2,18 @@
 
 An eval ``--out`` file does not record the commit it ran on; the committed summaries
 (``freyr eval export``), comparisons (``freyr eval compare``) and the bench scripts' rows do.
+``source_digest`` names the package's code by its content instead: what a cached result
+depends on, unchanged by commits that touch only docs, tests or data.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import subprocess
 from pathlib import Path
 
-__all__ = ["code_version"]
+__all__ = ["code_version", "source_digest"]
 
 #: What ``code_version`` says outside a git checkout (an installed package, no git).
 UNKNOWN_CODE = "unknown"
@@ -42,3 +46,14 @@ def _git(folder: Path, *args: str) -> str:
     except OSError:  # no git on this machine
         return ""
     return done.stdout.strip() if done.returncode == 0 else ""
+
+
+@functools.cache
+def source_digest() -> str:
+    """A hash of every Python file of the installed ``freyr_dspy`` package (paths and contents)."""
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
