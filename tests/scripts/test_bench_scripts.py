@@ -322,3 +322,35 @@ def test_the_callnavi_bench_reports_catalog_sizes_and_scores_per_domain(
     cells = [cell.strip() for cell in line.strip("|").split("|")]
     assert cells[:4] == ["pets", str(len(names)), sizes, "single"]
     assert cells[6] == "1.0" and cells[8:] == ["0.50", "0.50", "0.50", "0/2"]  # LM calls, scores
+
+
+def test_the_compile_bench_runs_freyr_compile_per_job_and_reports_the_held_out_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.support.dataset_helpers import WEATHER_TOOLS, write_rows
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FREYR_PROJECT_DIR", str(tmp_path))
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "tools.json").write_text(json.dumps(WEATHER_TOOLS), encoding="utf-8")
+    cities = ["Oslo", "Lima", "Rome", "Pune", "Kyiv", "Bern"]
+    rows = [
+        {"id": f"w{i}", "category": "weather", "message": f"get weather city={c}",
+         "calls": [{"name": "get-weather", "arguments": {"city": c}}]}
+        for i, c in enumerate(cities)
+    ]  # fmt: skip
+    write_rows(suite / "train.jsonl", rows[:4])
+    write_rows(suite / "test.jsonl", [*rows[4:], {"id": "hi", "message": "hello", "calls": []}])
+    bench = load_script("bench_compile")
+    out = tmp_path / "runs" / "compile_same.json"
+    args = ["same", "--model", "fake/rules", "--suite", str(suite), "--out", str(out)]
+    assert bench.main(args) == 0
+    printed = capsys.readouterr().out
+    [row] = json.loads(out.read_text(encoding="utf-8"))["rows"]
+    assert row["job"] == "same-s0" and row["train_rows"] == 4
+    assert {r["row"] for r in row["held_rows"]} == {"w4", "w5", "hi"}
+    assert all({"before", "after"} <= set(r) for r in row["held_rows"])
+    assert "pooled held-out:" in printed and "| same-s0 |" in printed
+    assert bench.main(args) == 0  # a finished job is not run again
+    assert len(json.loads(out.read_text(encoding="utf-8"))["rows"]) == 1
