@@ -5,8 +5,10 @@ model reports the asks that were never called too, with results it makes up ("10
 1400 EUR" when only the weather was looked up). So the summary is shown the open asks as not
 done (``outcomes_text``), and its reply is checked rather than trusted: a number it states
 that neither the request nor an outcome gives is an invented result, and the reply is then
-written from the outcomes themselves (``composed_reply``), which claims nothing. An open ask the
-reply does not name is added to it in one sentence.
+written from the outcomes themselves (``composed_reply``), which claims nothing. A sentence
+no call stands behind ("Booked a table for two at 8pm." after a weather call,
+``_claims.unbacked_sentences``) is dropped, and the part of the request it claimed becomes an
+ask not done. An open ask the reply does not name is added to it in one sentence.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 from collections.abc import Sequence
 
 from freyr_dspy.schemas import CallRecord, OpenAsk
+from freyr_dspy.strategies._claims import asked_in, claims_done, sentences, unbacked_sentences
 from freyr_dspy.strategies._grounding import Evidence, unsupported_numbers
 from freyr_dspy.strategies._run import Run, call_text
 
@@ -22,6 +25,8 @@ __all__ = ["checked_chat_reply", "checked_reply", "not_done_sentence", "outcomes
 
 #: The reply in words when nothing was done and the written one made results up.
 NOTHING_DONE = "I could not do that with the tools I have."
+#: Why an ask a reply claimed was not done.
+NO_CALL_REASON = "no call did it"
 
 #: Words a reply uses when it says something was not done.
 _DECLINES = re.compile(
@@ -38,38 +43,70 @@ def outcomes_text(calls: Sequence[CallRecord], open_asks: Sequence[OpenAsk]) -> 
 
 
 def checked_reply(run: Run, reply: str) -> tuple[str, list[str]]:
-    """``reply`` if it states only what the request and the outcomes give; else a composed one.
+    """``reply`` if it states only what the request and the outcomes give; else a mended one.
 
-    Returns the reply to send and the numbers the written one invented (empty when it was
-    kept). Either way an open ask the reply does not mention is named at its end.
+    A reply with a number no outcome gives is replaced by one composed from the outcomes; a
+    sentence no call stands behind is dropped and what it claimed named as not done. Returns
+    the reply to send and what the written one invented (numbers, then dropped sentences).
+    Either way an open ask the reply does not mention is named at its end.
     """
     evidence = Evidence.of(
         run.message, run.conversation, run.state_text(), outcomes_text(run.calls, [])
     )
     invented = unsupported_numbers(reply, evidence)
+    claims = [] if invented else unbacked_sentences(reply, run.calls)
+    if claims:
+        _claimed_asks(run, claims)
+        reply = " ".join(s for s in sentences(reply) if s not in claims)
     if invented or not reply.strip():
         reply = composed_reply(run.calls, [])
-    unmentioned = [ask for ask in run.open_asks if not _mentions(reply, ask)]
-    if unmentioned:
-        reply = f"{reply.rstrip()} {not_done_sentence(unmentioned)}".strip()
-    return reply, invented
+    return _naming_open_asks(run, reply), [*invented, *claims]
 
 
 def checked_chat_reply(run: Run, reply: str) -> tuple[str, list[str]]:
-    """A reply in words that states no number the request does not give, else a plain no.
+    """A reply in words that claims nothing done and states no number the request lacks.
 
-    Used when the request asked for something no call did: any number the reply states is a
-    result nobody looked up. Returns the reply to send and the numbers the written one made up.
+    Used when tools were on offer and no call was made: any number the reply states is a
+    result nobody looked up, and any sentence saying something was done ("I've booked your
+    table") a claim no call stands behind. Returns the reply to send and what it made up.
     """
     # the catalog counts: "I can set alarms up to 24 hours ahead" quotes a tool, invents nothing
     catalog = run.toolbox.catalog(run.catalog_level) if len(run.toolbox) > 0 else ""
     evidence = Evidence.of(run.message, run.conversation, run.state_text(), catalog)
     invented = unsupported_numbers(reply, evidence)
-    if not invented:
+    if invented:
+        if run.open_asks:
+            return not_done_sentence(run.open_asks), invented
+        return NOTHING_DONE, invented
+    claims = [s for s in sentences(reply) if claims_done(s)]
+    if not claims:
         return reply, []
-    if run.open_asks:
-        return not_done_sentence(run.open_asks), invented
-    return NOTHING_DONE, invented
+    _claimed_asks(run, claims)
+    kept = " ".join(s for s in sentences(reply) if s not in claims)
+    if not run.open_asks:
+        return kept or NOTHING_DONE, claims
+    return _naming_open_asks(run, kept or not_done_sentence(run.open_asks)), claims
+
+
+def _claimed_asks(run: Run, claims: Sequence[str]) -> None:
+    """Record the parts of the request that ``claims`` said were done as asks not done."""
+    known = {ask.ask for ask in run.open_asks}
+    found = []
+    for claim in claims:
+        asked = asked_in(run.message, claim)
+        if asked is not None and asked not in known:
+            known.add(asked)
+            found.append(OpenAsk(ask=asked, reason=NO_CALL_REASON))
+    if found:
+        run.ledger.leave_open([*run.open_asks, *found])
+
+
+def _naming_open_asks(run: Run, reply: str) -> str:
+    """``reply``, with a sentence naming every open ask it does not mention."""
+    unmentioned = [ask for ask in run.open_asks if not _mentions(reply, ask)]
+    if unmentioned:
+        reply = f"{reply.rstrip()} {not_done_sentence(unmentioned)}".strip()
+    return reply
 
 
 def composed_reply(calls: Sequence[CallRecord], open_asks: Sequence[OpenAsk]) -> str:

@@ -1,0 +1,139 @@
+"""Which sentences of a reply a call stands behind, and what a reply claims no call did.
+
+Asked for the weather and a table booking, with a weather tool only, Qwen 1.5B made the weather
+call and replied "Weather in Tokyo: 22 C, sunny. Booked a table for two at 8pm." The number
+check (``_grounding.unsupported_numbers``) passes it: 8 comes from the request. For an app
+whose tools act on the world, a reply that claims an action nobody took is the worst failure
+there is, so a reply is read sentence by sentence:
+
+* after calls (the summary), a sentence that states something must share a content word with
+  some call - its tool's name, an argument value, what it returned. A sentence that shares
+  none ("Booked a table for two at 8pm.") is a claim no call stands behind: it is dropped,
+  and the part of the request it claims becomes an ask not done, named in the reply;
+* with no call (the chat role, tools on offer), a sentence that says something was done
+  ("I've booked your table", "Your alarm is set") is such a claim, however it is worded in
+  English.
+
+Sentences that decline ("I could not ..."), ask or offer ("Would you like ...?") claim
+nothing and are kept. Words are compared case-folded by their first ``_STEM`` letters, so
+"booked" meets a ``book_table`` tool and "alarms" an ``alarm``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from freyr_dspy.schemas import CallRecord
+
+__all__ = ["asked_in", "claims_done", "sentences", "unbacked_sentences"]
+
+#: Letters two words must share from their start to count as the same word.
+_STEM = 4
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_NUMBER = re.compile(r"\d")
+#: A sentence that says something was not done, asks, or offers: it claims nothing.
+_NO_CLAIM = re.compile(
+    r"\b(not|n't|cannot|unable|couldn|could not|can't|isn't|wasn't|unavailable|no tool|"
+    r"none of|would you|do you|shall i|should i|can i|let me know|if you)\b|\?$",
+    re.IGNORECASE,
+)
+#: English for "this was done": a perfect tense in the first person, a state reached, or a
+#: past participle opening the sentence ("Booked a table ...", "Done.").
+_DONE = re.compile(
+    r"\b(i(?:'ve| have| just| went ahead and)|i\s+\w+ed\b|(?:has|have) been|"
+    r"(?:is|are) (?:now |all )?(?:set|done|booked|scheduled|confirmed|sent|ready|on its way)|"
+    r"all set|successfully)\b|^(?:done|booked|sent|scheduled|added|created|set|ordered|"
+    r"reserved|cancell?ed|deleted|removed|updated|transferred|paid|confirmed|moved|renamed|"
+    r"turned|started|stopped|opened|closed)\b",
+    re.IGNORECASE,
+)
+#: Words that say nothing about what was done (English; 3 letters and more).
+_FILLER = frozenset(
+    """the and for you your are was were has have had been this that with from into here there
+    what which who whom whose when where how about also just now all any some its it's they
+    them their our ours his her she him let know need anything else more please thank thanks
+    will would can could should may might shall done sure okay yes great happy glad help
+    information result results following below above asked request requested""".split()
+)
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text``, stripped, empty ones left out."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def unbacked_sentences(reply: str, calls: Sequence[CallRecord]) -> list[str]:
+    """The sentences of ``reply`` that state something no call stands behind (in order)."""
+    evidence = _stems(_call_words(calls))
+    found = []
+    for sentence in sentences(reply):
+        if _NO_CLAIM.search(sentence):
+            continue
+        words = _content_words(sentence)
+        if words and not _stems(words) & evidence:
+            found.append(sentence)
+    return found
+
+
+def claims_done(sentence: str) -> bool:
+    """Whether ``sentence`` says something was done (and does not decline, ask or offer)."""
+    return bool(_DONE.search(sentence.strip())) and not _NO_CLAIM.search(sentence)
+
+
+def asked_in(message: str, claim: str) -> str | None:
+    """The part of ``message`` that ``claim`` says was done, or None when none reads like it.
+
+    The request is cut into clauses (commas, "and", "then", sentence ends); the clause sharing
+    the most content words with the claim, and at least two or half of the claim's, is it.
+    """
+    wanted = _stems(_content_words(claim))
+    if not wanted:
+        return None
+    best, best_shared = None, 0
+    for clause in _clauses(message):
+        shared = len(_stems(_content_words(clause)) & wanted)
+        if shared > best_shared:
+            best, best_shared = clause, shared
+    enough = best_shared >= min(2, len(wanted)) or 2 * best_shared >= len(wanted)
+    return best if best is not None and enough else None
+
+
+_CLAUSE_BREAK = re.compile(r"\s*(?:[,;]|\band\b|\bthen\b|\balso\b|[.?!](?=\s|$))\s*", re.I)
+
+
+def _clauses(message: str) -> list[str]:
+    return [c.strip() for c in _CLAUSE_BREAK.split(message) if c and c.strip()]
+
+
+def _call_words(calls: Sequence[CallRecord]) -> list[str]:
+    words: list[str] = []
+    for call in calls:
+        words += _WORD.findall(call.tool.casefold())
+        for value in _leaves(call.arguments):
+            words += _WORD.findall(str(value).casefold())
+        words += _WORD.findall(call.outcome.message.casefold())
+    return words
+
+
+def _leaves(value: Any) -> Iterable[Any]:
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    if isinstance(value, list | tuple):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
+
+
+def _content_words(text: str) -> list[str]:
+    """The words of ``text`` that say what: 3 letters or more, or a number; no filler."""
+    return [
+        w
+        for w in _WORD.findall(text.casefold())
+        if (len(w) >= 3 or _NUMBER.search(w)) and w not in _FILLER
+    ]
+
+
+def _stems(words: Iterable[str]) -> set[str]:
+    return {w[:_STEM] for w in words}
