@@ -41,6 +41,7 @@ from freyr_dspy.serve._reply_guard import HeldText
 from freyr_dspy.serve._reply_text import FieldText
 from freyr_dspy.serve._translate import ToolPlan, tool_call
 from freyr_dspy.strategies._call_watch import watching_calls
+from freyr_dspy.strategies._claims import CallWords
 from freyr_dspy.strategies._grounding import Evidence, unstated_required
 from freyr_dspy.text_stream import listening
 from freyr_dspy.tools import Toolbox
@@ -208,11 +209,12 @@ class _ReplyWatch(BaseCallback):
             return
         self.replied = True
         given = inputs.get("kwargs", {})
-        evidence = None
-        if isinstance(instance, Summarizer):  # its reply is checked for invented numbers
+        evidence = calls = None
+        if isinstance(instance, Summarizer):  # its reply is checked for invented results
             texts = (str(given.get(name, "")) for name in ("message", "outcomes", "state"))
             evidence = Evidence.of(*texts)
-        field, held = FieldText("reply"), HeldText(evidence)
+            calls = CallWords.of_text(str(given.get("outcomes", "")))
+        field, held = FieldText("reply"), HeldText(evidence, calls)
 
         def heard(piece: str) -> None:
             text = field.feed(piece)

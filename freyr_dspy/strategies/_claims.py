@@ -27,8 +27,10 @@ from typing import Any
 
 from freyr_dspy.schemas import CallRecord
 
-__all__ = ["asked_in", "claims_done", "sentences", "unbacked_sentences"]
+__all__ = ["CallWords", "asked_in", "claims_done", "sentences", "unbacked_sentences"]
 
+#: How the summary's outcomes list an ask no call carried out (``_replies.outcomes_text``).
+NOT_DONE = "- not done:"
 #: Letters two words must share from their start to count as the same word.
 _STEM = 4
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -65,17 +67,38 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
 
 
+class CallWords:
+    """What the calls of a request said, word by word: their tools, values and results."""
+
+    def __init__(self, words: Iterable[str]) -> None:
+        self.stems = _stems(words)
+
+    @classmethod
+    def of(cls, calls: Sequence[CallRecord]) -> CallWords:
+        """The words of ``calls``."""
+        return cls(_call_words(calls))
+
+    @classmethod
+    def of_text(cls, outcomes: str) -> CallWords:
+        """The words of the calls as the summary role is shown them (its ``outcomes``).
+
+        The asks shown as not done (``- not done: ...``) are no call's: left out.
+        """
+        lines = [line for line in outcomes.splitlines() if not line.startswith(NOT_DONE)]
+        return cls(_WORD.findall("\n".join(lines).casefold()))
+
+    def stand_behind(self, sentence: str) -> bool:
+        """Whether some call stands behind ``sentence`` (or it claims nothing)."""
+        if _NO_CLAIM.search(sentence):
+            return True
+        words = _content_words(sentence)
+        return not words or bool(_stems(words) & self.stems)
+
+
 def unbacked_sentences(reply: str, calls: Sequence[CallRecord]) -> list[str]:
     """The sentences of ``reply`` that state something no call stands behind (in order)."""
-    evidence = _stems(_call_words(calls))
-    found = []
-    for sentence in sentences(reply):
-        if _NO_CLAIM.search(sentence):
-            continue
-        words = _content_words(sentence)
-        if words and not _stems(words) & evidence:
-            found.append(sentence)
-    return found
+    behind = CallWords.of(calls)
+    return [sentence for sentence in sentences(reply) if not behind.stand_behind(sentence)]
 
 
 def claims_done(sentence: str) -> bool:

@@ -17,7 +17,13 @@ import re
 from collections.abc import Sequence
 
 from freyr_dspy.schemas import CallRecord, OpenAsk
-from freyr_dspy.strategies._claims import asked_in, claims_done, sentences, unbacked_sentences
+from freyr_dspy.strategies._claims import (
+    NOT_DONE,
+    asked_in,
+    claims_done,
+    sentences,
+    unbacked_sentences,
+)
 from freyr_dspy.strategies._grounding import Evidence, unsupported_numbers
 from freyr_dspy.strategies._run import Run, call_text
 
@@ -38,7 +44,7 @@ _DECLINES = re.compile(
 def outcomes_text(calls: Sequence[CallRecord], open_asks: Sequence[OpenAsk]) -> str:
     """The calls made with their outcomes, then the asks not done, one per line."""
     lines = [f"- {call_text(c)}: {c.outcome.render()}" for c in calls]
-    lines += [f"- not done: {ask.ask!r} ({ask.reason})" for ask in open_asks]
+    lines += [f"{NOT_DONE} {ask.ask!r} ({ask.reason})" for ask in open_asks]
     return "\n".join(lines) or "no tool was called"
 
 

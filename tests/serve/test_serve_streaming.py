@@ -194,8 +194,21 @@ def test_a_summary_inventing_a_number_stops_before_it_and_the_checked_reply_foll
         )
     checked = whole.choices[0].message.content or ""
     assert "31" not in checked  # the reply made from the results, as without streaming
-    assert streamed == "It is 14 C in Paris, and" + "\n\n" + checked
-    assert "31" not in streamed
+    # a sentence goes out once it has ended and holds nothing invented: this one never did
+    assert streamed == checked and "31" not in streamed
+
+
+def test_a_summary_sentence_no_call_stands_behind_is_never_streamed() -> None:
+    reply = "It is 14 C in Paris. Booked a table for you as well."
+    with served(fn=summary_says(reply)) as base:
+        messages = results_turn(base)
+        streamed = streamed_text(base, messages)
+        whole = client(base).chat.completions.create(
+            model="weather", messages=messages, tools=TOOLS
+        )
+    checked = whole.choices[0].message.content or ""
+    assert checked.startswith("It is 14 C in Paris.") and "Booked" not in checked
+    assert streamed.startswith("It is 14 C in Paris.") and "Booked" not in streamed
 
 
 def test_an_error_after_the_first_piece_ends_the_stream_with_an_error_event(gate: Gate) -> None:

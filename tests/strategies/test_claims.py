@@ -8,9 +8,10 @@ import dspy
 import pytest
 
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.schemas import CallRecord, Outcome
+from freyr_dspy.schemas import CallRecord, OpenAsk, Outcome
 from freyr_dspy.strategies import make_strategy
-from freyr_dspy.strategies._claims import asked_in, claims_done, unbacked_sentences
+from freyr_dspy.strategies._claims import CallWords, asked_in, claims_done, unbacked_sentences
+from freyr_dspy.strategies._replies import outcomes_text
 from freyr_dspy.testing import FakeCall, FunctionLM
 from freyr_dspy.tools import Tool, Toolbox
 
@@ -38,6 +39,11 @@ def test_a_sentence_no_call_stands_behind_is_found() -> None:
     assert unbacked_sentences(kept, [WEATHER]) == []
     assert asked_in(REQUEST, "Booked a table for two at 8pm.") == "book me a table for two at 8pm"
     assert asked_in(REQUEST, "Have a nice evening.") is None
+    # the summary's outcomes list asks not done: their words stand behind nothing
+    outcomes = outcomes_text([WEATHER], [OpenAsk(ask="book a table", reason="no tool")])
+    behind = CallWords.of_text(outcomes)
+    assert behind.stand_behind("Tokyo is sunny.")
+    assert not behind.stand_behind("Booked a table.")
 
 
 @pytest.mark.parametrize(

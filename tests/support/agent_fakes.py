@@ -15,7 +15,7 @@ from freyr_dspy.testing import Answer, FakeCall
 
 #: What the weather tool returns, and what the agents must end up with.
 WEATHER_RESULT = "Paris: 14 C"
-REPLY = "It is 14 C in Paris."
+REPLY = "It is 14 C in Paris. Paris is at 14 C today."
 GREETING = "Hello! Ask me about the weather."
 QUESTION = "What is the weather in Paris?"
 
