@@ -6,8 +6,9 @@ description's example (``refusal``), and name the required values nobody gave (`
 or the last error written back as a value (``echoed``); ``run`` executes the tool and commits
 the state it leaves to the run's ledger only when the call succeeds. What counts as said is
 read afresh at each check: the message, the conversation, the state and the outcomes so far
-(``freyr_dspy.strategies._grounding.Evidence``). Grounding and the copy guard follow the call
-policy's ``ground_arguments``.
+(``freyr_dspy.strategies._grounding.Evidence``). A value not in the form the description shows
+("6:45pm" for "HH:MM, e.g. '07:30'") is refused once too (``_formats``). Grounding and both
+guards follow the call policy's ``ground_arguments``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from freyr_dspy.schemas import Outcome
+from freyr_dspy.strategies._formats import misformed
 from freyr_dspy.strategies._grounding import (
     Evidence,
     copied_examples,
@@ -69,6 +71,11 @@ class ToolExecutor:
         examples = examples_of(tool)
         if not examples:  # most tools: no evidence to gather
             return None
+        return self._copied(tool, arguments, examples) or self._misformed(tool, arguments)
+
+    def _copied(
+        self, tool: Tool, arguments: dict[str, Any], examples: frozenset[str]
+    ) -> str | None:
         copies = [
             (name, value)
             for name, value in copied_examples(examples, arguments, self.said())
@@ -82,6 +89,26 @@ class ToolExecutor:
         return (
             f"{names}: copied from the example in the description of {tool.name}, not a value "
             "the user gave; write the value the request gives"
+        )
+
+    def _misformed(self, tool: Tool, arguments: dict[str, Any]) -> str | None:
+        """Why a value is refused once: it is not in the form the description shows.
+
+        See ``freyr_dspy.strategies._formats``: "6:45pm" for "24-hour time HH:MM, e.g.
+        '07:30'". The example is named as a form to follow; written again, the value stands.
+        """
+        found = [
+            (name, example)
+            for name, example in misformed(tool, arguments)
+            if (tool.name, name, f"form:{arguments[name]}") not in self.ledger.refused_copies
+        ]
+        if not found:
+            return None
+        self.ledger.refuse_copies((tool.name, n, f"form:{arguments[n]}") for n, _ in found)
+        shown = "; ".join(f"{name} is written like {example!r}" for name, example in found)
+        return (
+            f"{shown} in the description of {tool.name}: write the value the request gives "
+            "in that form"
         )
 
     def shown_after_refusal(self, tool: Tool) -> Tool:

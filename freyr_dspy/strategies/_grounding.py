@@ -47,6 +47,7 @@ __all__ = [
     "copied_examples",
     "differs_by_stated_values",
     "echoed_error",
+    "example_clauses",
     "example_values",
     "examples_of",
     "ground_arguments",
@@ -246,15 +247,19 @@ def _words(text: str) -> str:
     return f" {_NOT_WORD.sub(' ', text.casefold()).strip()} "
 
 
-def examples_of(tool: Tool) -> frozenset[str]:
-    """The example values a tool's descriptions and JSON schema give, as words (see above)."""
-    texts = [tool.description, *(p.description for p in tool.parameters)]
-    found = [
+def example_clauses(text: str) -> list[str]:
+    """The example values a description gives ("e.g. 'Lisbon'" -> ``Lisbon``), in order."""
+    return [
         quoted[1:-1]
-        for text in texts
         for clause in _EXAMPLE_CLAUSE.findall(text)
         for quoted in _QUOTED.findall(clause)
     ]
+
+
+def examples_of(tool: Tool) -> frozenset[str]:
+    """The example values a tool's descriptions and JSON schema give, as words (see above)."""
+    texts = [tool.description, *(p.description for p in tool.parameters)]
+    found = [value for text in texts for value in example_clauses(text)]
     found += [str(value) for value in _schema_examples(tool.schema)]
     for parameter in tool.parameters:
         found += [str(value) for value in _schema_examples(parameter.schema)]
