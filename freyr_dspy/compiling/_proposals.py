@@ -174,7 +174,7 @@ def switch_proposals(
     settings = label_settings(current.strategy)
     names = set(switch_names(current.strategy) if allowed is None else allowed)
     least = max(2, math.ceil(MIN_SHARE * len(rows)))
-    found: list[tuple[int, Proposal]] = []
+    found: list[tuple[int, Proposal, str]] = []
     for rule in RULES:
         if rule.switch not in names or bool(settings.get(rule.switch)) == rule.on:
             continue
@@ -184,12 +184,26 @@ def switch_proposals(
             continue
         flip = rule.switch if rule.on else f"-{rule.switch}"
         reason = f"{flip}: {shown} rows {rule.pattern}"
-        found.append(
-            (shown, Proposal(current.model_copy(update={"strategy": label}), "switches", reason))
-        )
-    found.sort(key=lambda item: -item[0])
-    unique = list({p.candidate.strategy: p for _, p in found}.values())
-    return unique[:MOST_SWITCHES]
+        proposal = Proposal(current.model_copy(update={"strategy": label}), "switches", reason)
+        found.append((shown, proposal, rule.pattern))
+    return _one_per_failure_first(found)[:MOST_SWITCHES]
+
+
+def _one_per_failure_first(found: list[tuple[int, Proposal, str]]) -> list[Proposal]:
+    """Most rows first, but one switch per failure pattern before a second for any.
+
+    Two switches for the wrong tool (``replan``, ``-calibrate``) must not crowd out the one
+    for calls of one tool missed: the patterns are distinct failures, the switches alternatives.
+    """
+    ranked = sorted(found, key=lambda item: -item[0])
+    seen: set[str] = set()
+    first: list[Proposal] = []
+    second: list[Proposal] = []
+    for _, proposal, pattern in ranked:
+        (second if pattern in seen else first).append(proposal)
+        seen.add(pattern)
+    unique = {p.candidate.strategy: p for p in [*first, *second]}
+    return list(unique.values())
 
 
 def demo_proposals(
