@@ -16,6 +16,7 @@ two import each other); ``freyr_dspy.benchmarks`` re-exports it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -35,12 +36,30 @@ __all__ = [
     "GoldCall",
     "Step",
     "StepScore",
+    "World",
     "get_benchmark",
     "gold_calls",
     "load_all",
     "register_benchmark",
     "step_example",
 ]
+
+
+class World(Protocol):
+    """The live app an episode's steps act on: its tools, and its state to check at the end.
+
+    A conversation's turns change the same app (a cart, a calendar): built fresh each time
+    the episode runs (``Episode.world``), offered to every step as its toolbox.
+    """
+
+    @property
+    def toolbox(self) -> Toolbox:
+        """The app's operations as tools acting on it."""
+        ...
+
+    def snapshot(self) -> Any:
+        """The app's state now, as JSON."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -62,6 +81,8 @@ class Step:
     #: The score reads the calls only: the program stops once they are made, without the
     #: model call that reports them (``FreyrProgram.forward(calls_only=True)``).
     calls_only: bool = False
+    #: In an episode with a ``world``: the names of its tools this step offers (None: all).
+    offered: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +97,10 @@ class Episode:
     #: The toolbox its requests are asked against, by name (a dataset row's ``toolbox``):
     #: reports and the compile's guard count per toolbox; "" when the benchmark has one.
     toolbox: str = ""
+    #: Builds the live app the steps act on, fresh for each run of the episode; its steps are
+    #: then the turns of one conversation: each sees the earlier ones (what was asked, the
+    #: calls made and what they returned, the replies) and acts on the same app.
+    world: Callable[[], World] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

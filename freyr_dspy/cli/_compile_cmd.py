@@ -424,14 +424,16 @@ def _held_out(
         raise ConfigError("--test goes with --examples (rows over the same tools)")
     if dataset is None:
         return None
-    from freyr_dspy.datasets import read_rows
+    from freyr_dspy.compiling._fit import spread
+    from freyr_dspy.datasets import ConversationBenchmark, read_conversations, read_rows
 
     bench = dataset.benchmark
+    if isinstance(bench, ConversationBenchmark):  # held-out turns, each with its earlier ones
+        held = read_conversations(test_file, bench.apps) if test_file is not None else []
+        return spread(bench.turn_episodes(held), limit) or None
     rows = list(bench.dev_rows or [])
     if test_file is not None:
         rows += read_rows(test_file, dataset.boxes)
-    from freyr_dspy.search._study import spread
-
     return spread([bench.episode(row) for row in rows], limit) or None
 
 
@@ -439,6 +441,10 @@ def _label_missing(
     dataset: Dataset, teacher: str | None, strategy: str | None, api_base: str | None
 ) -> None:
     """Label the example rows without calls with ``--teacher`` (rows it cannot label go)."""
+    from freyr_dspy.datasets import ToolCallBenchmark
+
+    if not isinstance(dataset.benchmark, ToolCallBenchmark):
+        return  # every turn of a conversation says its calls
     unlabelled = [r for r in dataset.benchmark.rows if not r.example.labelled]
     if not unlabelled:
         return

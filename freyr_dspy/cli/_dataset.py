@@ -18,7 +18,7 @@ from freyr_dspy.cli._common import option_group
 from freyr_dspy.errors import ConfigError
 
 if TYPE_CHECKING:
-    from freyr_dspy.datasets import ToolCallBenchmark
+    from freyr_dspy.datasets import ConversationBenchmark, ToolCallBenchmark
     from freyr_dspy.tools import Toolbox
 
 __all__ = ["Dataset", "dataset_options", "open_dataset", "open_tools", "tools_options"]
@@ -63,7 +63,7 @@ dataset_options = option_group(
 class Dataset:
     """The benchmark of the user's files, and a hash of them (for resuming and caching)."""
 
-    benchmark: ToolCallBenchmark
+    benchmark: ToolCallBenchmark | ConversationBenchmark
     digest: str
     examples: Path
     #: The tools of the options, by toolbox name (more rows, such as held-out ones, use them).
@@ -99,7 +99,7 @@ def open_dataset(
             options without examples.
     """
     from freyr_dspy.benchmark import register_benchmark
-    from freyr_dspy.datasets import dataset_benchmark, dataset_digest
+    from freyr_dspy.datasets import dataset_benchmark, dataset_digest, is_conversation_file
 
     examples: Path | None = values.pop("examples")
     dev: Path | None = values.pop("dev")
@@ -109,12 +109,46 @@ def open_dataset(
     if examples is None:
         yield None
         return
+    if is_conversation_file(examples):
+        yield _conversations(examples, dev, sources[2])
+        return
     with open_tools(*sources) as boxes:
         bench = dataset_benchmark(
             boxes, examples, dev=dev, execute=execute, labelled_only=not allow_unlabelled
         )
         register_benchmark(bench)
         yield Dataset(bench, dataset_digest(boxes, examples, dev), examples, boxes)
+
+
+def _conversations(examples: Path, dev: Path | None, tools_module: str | None) -> Dataset:
+    """A conversation file with the apps of ``--tools-module`` (registered as its benchmark)."""
+    from freyr_dspy.benchmark import register_benchmark
+    from freyr_dspy.datasets import (
+        ConversationBenchmark,
+        apps_from_module,
+        dataset_digest,
+        read_conversations,
+    )
+
+    if tools_module is None:
+        raise ConfigError(
+            f"{examples} holds conversations: give their apps with --tools-module "
+            "MODULE:APPS (a mapping of app names to classes)"
+        )
+    if dev is not None:
+        raise ConfigError("--dev goes with one-request examples; conversations take --test")
+    apps = apps_from_module(tools_module)
+    bench = ConversationBenchmark(apps=apps, rows=read_conversations(examples, apps))
+    register_benchmark(bench)
+    boxes = {"apps": bench.program_toolbox}
+    digest = dataset_digest(boxes, examples, _module_file(tools_module))
+    return Dataset(bench, digest, examples, boxes)
+
+
+def _module_file(spec: str) -> Path | None:
+    """The file of a ``MODULE.py:ATTR`` spec (its code decides the apps), if it names one."""
+    module = spec.rpartition(":")[0]
+    return Path(module) if module.endswith(".py") else None
 
 
 def _check_choice(

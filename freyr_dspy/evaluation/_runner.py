@@ -6,9 +6,10 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from freyr_dspy.benchmark import Benchmark, Episode, StepScore
-from freyr_dspy.program import FreyrProgram
+from freyr_dspy.benchmark import Benchmark, Episode, Step, StepScore, World
+from freyr_dspy.program import FreyrProgram, render_conversation, turns_of
 from freyr_dspy.schemas import Failure, Result
+from freyr_dspy.tools import Toolbox
 
 __all__ = ["StepRecord", "run_episode"]
 
@@ -66,7 +67,9 @@ def run_episode(
 ) -> list[StepRecord]:
     """Run the steps of one episode in order and score each.
 
-    A step with ``start_state=None`` continues from the state the previous step left.
+    A step with ``start_state=None`` continues from the state the previous step left. An
+    episode with a ``world`` is a conversation: its app is built once, every step acts on it,
+    and each step sees the earlier ones as turns (``program.turns_of``), not a fixed text.
 
     Args:
         benchmark: scores each step.
@@ -82,23 +85,41 @@ def run_episode(
     label = strategy or program.strategy_name
     records: list[StepRecord] = []
     state: Any = None
+    world = episode.world() if episode.world is not None else None
+    turns: list[dict[str, str]] = []
     for step in episode.steps:
         before = step.start_state if step.start_state is not None else state
         before = program.coerce_state(before)
         prediction = program(
             message=step.message,
-            conversation=step.conversation,
+            conversation=step.conversation if world is None else _so_far(episode, turns),
             state=before,
-            toolbox=step.toolbox,
+            toolbox=_offered(world, step) if world is not None else step.toolbox,
             calls_only=step.calls_only,
         )
         result: Result = prediction.result
         score: StepScore = benchmark.score(step, before, prediction)
         state = result.state
+        turns += turns_of(step.message, result)
         records.append(_record(benchmark, label, episode, step.id, run, score, result))
         if episode.stop_on_failure and score.success < 1.0:
             break
     return records
+
+
+def _so_far(episode: Episode, turns: list[dict[str, str]]) -> str | list[dict[str, str]]:
+    """A conversation's turns so far: the first step's earlier turns (text), then its own."""
+    prior = episode.steps[0].conversation
+    if not turns or not prior.strip():
+        return turns or prior
+    return f"{prior.rstrip()}\n{render_conversation(turns)}"
+
+
+def _offered(world: World, step: Step) -> Toolbox:
+    """The tools of the episode's live app that ``step`` offers."""
+    if step.offered is None:
+        return world.toolbox
+    return world.toolbox.subset(names=list(step.offered))
 
 
 def _record(

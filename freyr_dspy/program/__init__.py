@@ -1,8 +1,9 @@
 """The program: ``FreyrProgram``, a domain's tools and state + one strategy module.
 
 How one is built (``spec``: ``ProgramSpec`` -> ``build_program``), given models
-(``assignment``: ``ROLE=ID`` specs), and what its stored demos refer to (``name_refs``:
-benchmark names held by position in committed files).
+(``assignment``: ``ROLE=ID`` specs), what its stored demos refer to (``name_refs``:
+benchmark names held by position in committed files), and a conversation with it
+(``session``: ``Session``, each message seeing the earlier turns' calls and results).
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ from freyr_dspy.program._program import (
     render_conversation,
     to_prediction,
 )
+from freyr_dspy.program._session import Session, turns_of
 
 __all__ = [
     "REFERENCE",
     "AdapterName",
     "FreyrProgram",
+    "Session",
     "build_assignment",
     "render_conversation",
     "to_prediction",
+    "turns_of",
 ]

@@ -21,7 +21,7 @@ from freyr_dspy.strategies._executor import ToolExecutor
 from freyr_dspy.strategies._freyr import Freyr
 from freyr_dspy.strategies._ledger import Ledger
 from freyr_dspy.strategies._policies import CallPolicy, PlanningPolicy
-from freyr_dspy.strategies._run import Ending, ModelFailure, Run
+from freyr_dspy.strategies._run import Ending, ModelFailure, Run, call_text
 
 if TYPE_CHECKING:
     from freyr_dspy.strategies._gated import Gated
@@ -170,6 +170,7 @@ __all__ = [
     "ToolExecutor",
     "accepted_config",
     "build_strategy",
+    "call_text",
     "get_strategy",
     "load_strategies",
     "make_strategy",

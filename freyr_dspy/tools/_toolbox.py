@@ -109,6 +109,23 @@ class Toolbox:
         return cls(tools_from_openai(tools, functions, library=library))
 
     @classmethod
+    def from_object(
+        cls, app: object, methods: Sequence[str] | None = None, *, library: str | None = None
+    ) -> Toolbox:
+        """The methods of a live object as tools that act on it (``tools._objects``).
+
+        ``Toolbox.from_object(cart)`` offers every public method of ``cart`` (``methods=``
+        picks them): each call changes ``cart`` itself, so the next request sees what the
+        last one did, and a call that raises leaves ``cart`` as it was.
+
+        Raises:
+            ConfigError: a name in ``methods`` that is no method of ``app``.
+        """
+        from freyr_dspy.tools._objects import tools_of
+
+        return cls(tools_of(app, methods, library=library))
+
+    @classmethod
     def from_mcp(
         cls,
         server: McpConnection | StdioServerParameters | str | Sequence[str],
