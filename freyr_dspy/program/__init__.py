@@ -16,7 +16,7 @@ from freyr_dspy.program._program import (
     render_conversation,
     to_prediction,
 )
-from freyr_dspy.program._session import Session, turns_of
+from freyr_dspy.program._session import Session, call_turn, turns_of
 
 __all__ = [
     "REFERENCE",
@@ -24,6 +24,7 @@ __all__ = [
     "FreyrProgram",
     "Session",
     "build_assignment",
+    "call_turn",
     "render_conversation",
     "to_prediction",
     "turns_of",

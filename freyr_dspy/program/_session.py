@@ -25,7 +25,7 @@ from freyr_dspy.schemas import CallRecord, Result
 from freyr_dspy.strategies import call_text
 from freyr_dspy.tools import Toolbox
 
-__all__ = ["RESULT_CHARS", "Session", "turns_of"]
+__all__ = ["RESULT_CHARS", "Session", "call_turn", "turns_of"]
 
 #: Characters of one call's result an earlier turn shows; longer results are cut.
 RESULT_CHARS = 400

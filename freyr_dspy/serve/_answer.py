@@ -133,8 +133,8 @@ def next_calls(program: FreyrProgram, turn: Turn, toolbox: Toolbox) -> tuple[Res
 
 
 def tool_rounds(turn: Turn) -> int:
-    """Rounds of tool calls since the request: the assistant turns among the later turns."""
-    return sum(1 for t in turn.since if t["role"] == "assistant")
+    """Rounds of tool calls since the request: the assistant messages that made calls."""
+    return turn.rounds
 
 
 def answered_calls(turn: Turn) -> list[CallRecord]:

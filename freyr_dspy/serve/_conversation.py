@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from freyr_dspy.program import call_turn
+from freyr_dspy.schemas import CallRecord, Outcome
 from freyr_dspy.serve._errors import ApiError, bad_request
 from freyr_dspy.serve._protocol import (
     AssistantMessage,
@@ -52,6 +54,8 @@ class Turn:
     since: tuple[dict[str, str], ...] = ()
     #: Results of the tool calls made since that message (empty on a first turn).
     results: tuple[ToolResult, ...] = ()
+    #: Rounds of tool calls since that message: the assistant messages that made calls.
+    rounds: int = 0
 
     @property
     def text_size(self) -> int:
@@ -69,6 +73,7 @@ class _Reading:
     pending: dict[str, ToolCall] = field(default_factory=dict)
     results: list[ToolResult] = field(default_factory=list)
     last_user: int | None = None  # index in ``turns``
+    rounds: int = 0  # assistant messages with calls since the last user message
 
 
 def read_turn(messages: Sequence[Message], *, again: bool = False) -> Turn:
@@ -105,6 +110,7 @@ def read_turn(messages: Sequence[Message], *, again: bool = False) -> Turn:
         conversation=tuple(reading.turns[: reading.last_user]),
         since=tuple(reading.turns[reading.last_user + 1 :]),
         results=tuple(reading.results),
+        rounds=reading.rounds,
     )
 
 
@@ -116,6 +122,7 @@ def _read(reading: _Reading, index: int, message: Message) -> None:
         reading.turns.append({"role": "user", "content": message_text(message.content, where)})
         reading.last_user = len(reading.turns) - 1
         reading.results.clear()  # results before this message belong to an earlier request
+        reading.rounds = 0
     elif isinstance(message, AssistantMessage):
         _read_assistant(reading, index, message)
     else:
@@ -134,8 +141,11 @@ def _read_assistant(reading: _Reading, index: int, message: AssistantMessage) ->
             )
         _arguments(call, f"{where}.tool_calls[{number}]")  # refuse unreadable arguments now
         reading.pending[call.id] = call
-    shown = "; ".join(f"called {c.function.name}({c.function.arguments})" for c in calls)
-    reading.turns.append({"role": "assistant", "content": " ".join(filter(None, (text, shown)))})
+    # NOTE: the calls are shown with their results, one ``tool`` turn each (``_read_tool``),
+    # as a conversation in Python shows them (``program.turns_of``).
+    reading.rounds += bool(calls)
+    if text:
+        reading.turns.append({"role": "assistant", "content": text})
 
 
 def _read_tool(reading: _Reading, index: int, message: ToolMessage) -> None:
@@ -151,7 +161,8 @@ def _read_tool(reading: _Reading, index: int, message: ToolMessage) -> None:
     name = call.function.name
     arguments = _arguments(call, where)
     reading.results.append(ToolResult(call.id, name, arguments, content))
-    reading.turns.append({"role": "tool", "content": f"{name}: {content}"})
+    made = CallRecord(tool=name, arguments=arguments, outcome=Outcome(ok=True, message=content))
+    reading.turns.append({"role": "tool", "content": call_turn(made)})
 
 
 def _unanswered(reading: _Reading, index: int) -> ApiError:

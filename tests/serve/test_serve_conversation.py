@@ -60,8 +60,10 @@ def test_results_of_every_round_since_the_request_are_kept_in_order() -> None:
         ("b", "w", {"city": "Oslo"}, "3 C"),
         ("c", "w", {"city": "Paris"}, "9 C"),
     ]
-    assert turn.conversation[-1] == {"role": "tool", "content": "f: old result"}
-    assert turn.since[0] == {"role": "assistant", "content": 'called w({"city": "Oslo"})'}
+    # a call is shown with its result, as a conversation in Python shows it
+    assert turn.conversation[-1] == {"role": "tool", "content": "f() returned old result"}
+    assert turn.since[0] == {"role": "tool", "content": "w(city='Oslo') returned 3 C"}
+    assert turn.rounds == 2
 
 
 def test_results_may_come_in_any_order_but_each_once() -> None:
