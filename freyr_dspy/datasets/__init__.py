@@ -19,9 +19,11 @@ from freyr_dspy.datasets._benchmark import (
 )
 from freyr_dspy.datasets._checker import CallCheck, check_calls
 from freyr_dspy.datasets._conversations import (
+    AppWorld,
     ConversationBenchmark,
     ConversationExample,
     apps_from_module,
+    check_turn,
     is_conversation_file,
     read_conversations,
 )
@@ -32,6 +34,7 @@ from freyr_dspy.datasets._toolboxes import load_tools_file, toolbox_from_module,
 __all__ = [
     "BENCHMARK_NAME",
     "AnyOf",
+    "AppWorld",
     "CallCheck",
     "CallExample",
     "ConversationBenchmark",
@@ -41,6 +44,7 @@ __all__ = [
     "ToolCallBenchmark",
     "apps_from_module",
     "check_calls",
+    "check_turn",
     "dataset_benchmark",
     "dataset_digest",
     "is_conversation_file",

@@ -52,9 +52,11 @@ from freyr_dspy.schemas import CallRecord, Result
 from freyr_dspy.tools import Toolbox
 
 __all__ = [
+    "AppWorld",
     "ConversationBenchmark",
     "ConversationExample",
     "apps_from_module",
+    "check_turn",
     "is_conversation_file",
     "read_conversations",
 ]
@@ -267,31 +269,10 @@ class ConversationBenchmark:
         """The turn's calls (reading calls free); on the last turn, the app's end state too."""
         result: Result = prediction.result
         world = self._live.get(str(step.expected["conversation"]))
-        reads = world.reads if world is not None else frozenset()
-        expected = [ExpectedCall.model_validate(c) for c in step.expected["checks"]]
-        made = _counted(result.calls, expected, reads)
-        toolbox = world.toolbox if world is not None else self.program_toolbox
-        check = check_calls(expected, made, toolbox, ordered=step.expected["ordered"])
-        diagnostics: dict[str, Any] = {
-            "expected": [render_call(c.name, c.plain_arguments()) for c in expected],
-            "produced": [render_call(name, arguments) for name, arguments in made],
-        }
-        state_ok = True
-        if "end_state" in step.expected and world is not None:
-            state_ok = world.snapshot() == step.expected["end_state"]
-            if not state_ok:
-                diagnostics["end_state"] = "the app's end state is not the expected one"
-        kind = check.kind or (None if state_ok else "state")
-        if not check.ok:
-            diagnostics["feedback"] = check.feedback
-        return StepScore(
-            success=float(check.ok and state_ok),
-            metrics={"tools": float(check.names_ok), "state": float(state_ok)},
-            failure_kind=kind,
-            diagnostics=diagnostics,
-        )
+        return check_turn(step, result.calls, world, self.program_toolbox)
 
     def _conversation(self, row: ConversationExample) -> Episode:
+
         key = str(row.id)
         factory = self.apps[row.toolbox]
 
@@ -350,6 +331,39 @@ class ConversationBenchmark:
             id=key, case=row.category or row.toolbox, steps=(alone,), toolbox=row.toolbox,
             world=world,
         )  # fmt: skip
+
+
+def check_turn(
+    step: Step, calls: Sequence[CallRecord], world: AppWorld | None, toolbox: Toolbox
+) -> StepScore:
+    """One turn's calls against the expected ones; on the last turn, the app's end state too.
+
+    Calls of reading methods beyond the expected ones are free. ``world``: the live app
+    the turn acted on (None: no state check; ``toolbox`` names the tools). What a client of
+    ``freyr serve`` ran counts the same as what the program ran.
+    """
+    reads = world.reads if world is not None else frozenset()
+    expected = [ExpectedCall.model_validate(c) for c in step.expected["checks"]]
+    made = _counted(calls, expected, reads)
+    tools = world.toolbox if world is not None else toolbox
+    check = check_calls(expected, made, tools, ordered=step.expected["ordered"])
+    diagnostics: dict[str, Any] = {
+        "expected": [render_call(c.name, c.plain_arguments()) for c in expected],
+        "produced": [render_call(name, arguments) for name, arguments in made],
+    }
+    state_ok = True
+    if "end_state" in step.expected and world is not None:
+        state_ok = world.snapshot() == step.expected["end_state"]
+        if not state_ok:
+            diagnostics["end_state"] = "the app's end state is not the expected one"
+    if not check.ok:
+        diagnostics["feedback"] = check.feedback
+    return StepScore(
+        success=float(check.ok and state_ok),
+        metrics={"tools": float(check.names_ok), "state": float(state_ok)},
+        failure_kind=check.kind or (None if state_ok else "state"),
+        diagnostics=diagnostics,
+    )
 
 
 def _offered(row: ConversationExample, index: int) -> tuple[str, ...] | None:
