@@ -158,11 +158,14 @@ def choice_of(result: Result, toolbox: Toolbox | None, plan: ToolPlan) -> Choice
             message=AssistantReply(content=None, tool_calls=made), finish_reason="tool_calls"
         )
     if plan.mode in ("required", "named"):
+        # NOTE: 422, not 5xx: the program decided no offered tool fits this request, which a
+        # retry of the same request does not change (the openai SDK retries 5xx twice).
         why = f" ({result.failure.kind}: {result.failure.detail})" if result.failure else ""
         raise ApiError(
-            502,
-            f"tool_choice asked for a tool call, and the program made none{why}",
-            type="server_error",
+            422,
+            f"tool_choice asked for a tool call, and the program made none: no offered tool "
+            f"fits this request{why}",
+            type="invalid_request_error",
             code="tool_choice_unsatisfied",
         )
     if not result.reply and result.failure is not None:

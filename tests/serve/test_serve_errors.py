@@ -301,15 +301,15 @@ def test_a_context_overflow_in_the_model_is_context_length_exceeded() -> None:
     assert error["code"] == "context_length_exceeded"
 
 
-def test_required_that_no_tool_can_satisfy_is_a_502_not_a_reply() -> None:
+def test_required_that_no_tool_can_satisfy_is_a_422_the_sdk_does_not_retry() -> None:
     def chatty(call: FakeCall) -> Any:
         return {"intents": ["conversation"]} if call.role == "intent" else {"reply": "hi"}
 
     program, _ = make_program(chatty)
     with serving(ServedProgram("weather", program)) as base:
         body = {"model": "weather", "messages": ASK_WEATHER, "tools": TOOLS}
-        error = error_of(post(base, {**body, "tool_choice": "required"}), 502)
-    assert error["code"] == "tool_choice_unsatisfied"
+        error = error_of(post(base, {**body, "tool_choice": "required"}), 422)
+    assert error["code"] == "tool_choice_unsatisfied" and "no offered tool fits" in error["message"]
 
 
 def test_a_compiled_programs_tools_are_checked_unless_allowed() -> None:
