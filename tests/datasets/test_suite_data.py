@@ -11,13 +11,14 @@ from tests.support.paths import TRAINSETS_DIR
 SUITE = TRAINSETS_DIR / "calls"
 CATEGORIES = {
     "one-call", "parallel", "choice", "no-tool-chat", "no-tool-near-miss", "partial", "reply",
+    "values", "format", "language", "wording",
 }  # fmt: skip
 
 
 def test_the_suite_loads_checked_with_every_category_in_both_files() -> None:
     boxes = load_tools_file(SUITE / "tools.json")
     files = {name: read_rows(SUITE / f"{name}.jsonl", boxes) for name in ("train", "test")}
-    assert len(boxes) >= 10 and sum(len(rows) for rows in files.values()) >= 262
+    assert len(boxes) >= 10 and sum(len(rows) for rows in files.values()) >= 326
     for rows in files.values():
         kinds = Counter(row.example.kind for row in rows)
         assert set(kinds) == CATEGORIES and min(kinds.values()) >= 6
