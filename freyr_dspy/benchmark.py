@@ -16,7 +16,7 @@ two import each other); ``freyr_dspy.benchmarks`` re-exports it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -41,6 +41,7 @@ __all__ = [
     "gold_calls",
     "load_all",
     "register_benchmark",
+    "spread",
     "step_example",
 ]
 
@@ -217,3 +218,14 @@ get_benchmark = BENCHMARKS.get_named
 def register_benchmark(benchmark: Benchmark) -> None:
     """Add (or replace) a benchmark under its name."""
     BENCHMARKS.register(benchmark.name, benchmark)
+
+
+def spread(episodes: Sequence[Episode], limit: int | None) -> list[Episode]:
+    """``limit`` episodes evenly spaced over ``episodes``, in their order (all when None).
+
+    Trainsets are written topic by topic (first rooms, then enemies, ...): the first N rows
+    would measure one kind of request, N spread rows measure them all.
+    """
+    if not limit or limit >= len(episodes):
+        return list(episodes)
+    return [episodes[i * len(episodes) // limit] for i in range(limit)]

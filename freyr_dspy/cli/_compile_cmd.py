@@ -424,7 +424,7 @@ def _held_out(
         raise ConfigError("--test goes with --examples (rows over the same tools)")
     if dataset is None:
         return None
-    from freyr_dspy.compiling._fit import spread
+    from freyr_dspy.benchmark import spread
     from freyr_dspy.datasets import ConversationBenchmark, read_conversations, read_rows
 
     bench = dataset.benchmark

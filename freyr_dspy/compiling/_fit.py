@@ -19,7 +19,7 @@ from typing import Any
 
 from freyr_dspy.artifacts import ArtifactMeta, ArtifactScores, build_meta
 from freyr_dspy.backends._replay import engines_of, replaying
-from freyr_dspy.benchmark import Benchmark, Episode, EvalOptions, step_example
+from freyr_dspy.benchmark import Benchmark, Episode, EvalOptions, spread, step_example
 from freyr_dspy.compiling._candidates import Candidate
 from freyr_dspy.compiling._compiler import trainset_sha256
 from freyr_dspy.compiling._guard import make_folds
@@ -38,7 +38,7 @@ from freyr_dspy.settings import Settings
 from freyr_dspy.strategies import strategy_label
 from freyr_dspy.studies import EvaluationCache, storage_url
 
-__all__ = ["fit_program", "spread", "training_episodes"]
+__all__ = ["fit_program", "training_episodes"]
 
 #: Held-out rows get this prefix in the scorer, so a test row never shares a training id.
 _HELD_OUT = "held-out:"
@@ -152,17 +152,6 @@ def training_episodes(
                 )
             )
     return found
-
-
-def spread(episodes: Sequence[Episode], limit: int | None) -> list[Episode]:
-    """``limit`` episodes evenly spaced over ``episodes``, in their order (all when None).
-
-    Trainsets are written topic by topic: the first N rows would measure one kind of
-    request, N spread rows measure them all.
-    """
-    if not limit or limit >= len(episodes):
-        return list(episodes)
-    return [episodes[i * len(episodes) // limit] for i in range(limit)]
 
 
 def program_maker(

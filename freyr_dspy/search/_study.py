@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from freyr_dspy.benchmark import Benchmark, Episode, EvalOptions, get_benchmark
+from freyr_dspy.benchmark import Benchmark, Episode, EvalOptions, get_benchmark, spread
 from freyr_dspy.errors import ConfigError, UnknownRoleError
 from freyr_dspy.program._spec import ProgramSpec, build_program
 from freyr_dspy.search._demos import hold_out, labeled_demo_fn, step_ids
@@ -262,17 +262,6 @@ def load_episodes(
     else:
         raise ConfigError(f"unknown split {split!r}; expected dev or test")
     return spread(episodes, options.limit)
-
-
-def spread(episodes: Sequence[Episode], limit: int | None) -> list[Episode]:
-    """``limit`` episodes evenly spaced over ``episodes``, in their order (all when None).
-
-    Trainsets are written topic by topic (first rooms, then enemies, ...): the first N rows
-    would measure one kind of request, N spread rows measure them all.
-    """
-    if not limit or limit >= len(episodes):
-        return list(episodes)
-    return [episodes[i * len(episodes) // limit] for i in range(limit)]
 
 
 def default_study_name(

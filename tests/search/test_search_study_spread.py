@@ -1,7 +1,6 @@
 """The episodes a search evaluates: ``--limit N`` spreads N picks over the whole split."""
 
-from freyr_dspy.benchmark import Episode, Step
-from freyr_dspy.search._study import spread
+from freyr_dspy.benchmark import Episode, Step, spread
 
 
 def _episodes(n: int) -> list[Episode]:
