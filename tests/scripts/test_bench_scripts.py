@@ -354,3 +354,22 @@ def test_the_compile_bench_runs_freyr_compile_per_job_and_reports_the_held_out_r
     assert "pooled held-out:" in printed and "| same-s0 |" in printed
     assert bench.main(args) == 0  # a finished job is not run again
     assert len(json.loads(out.read_text(encoding="utf-8"))["rows"]) == 1
+
+
+def test_the_conversations_bench_holds_each_conversation_and_counts_whole_ones_right(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = Path(__file__).resolve().parents[2] / "trainsets" / "conversations"
+    monkeypatch.chdir(tmp_path)
+    bench = load_script("bench_conversations")
+    out = tmp_path / "conversations.json"
+    args = [
+        "--model", "fake/rules", "--contestants", "python:freyr",
+        "--examples", str(suite / "test.jsonl"), "--limit", "2", "--out", str(out),
+    ]  # fmt: skip
+    assert bench.main(args) == 0
+    rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
+    assert [r["conversation"] for r in rows] == ["notes-9", "notes-10"]
+    assert all(len(r["turns"]) >= 2 and r["tokens"] > 0 for r in rows)
+    printed = capsys.readouterr().out
+    assert "| python:freyr | 2 |" in printed and "fully right" in printed
