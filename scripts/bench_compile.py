@@ -39,6 +39,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
 from _bench import add_out_options, load_rows, markdown_table, save_rows
 
+from freyr_dspy.compiling import Tally, sign_test
+
 ABOUT = "freyr compile against the model's preset on held-out rows, with its own estimate."
 SUITE = Path(__file__).resolve().parent.parent / "trainsets" / "calls"
 #: The toolboxes each leave-three-out job never sees, fixed before any was scored.
@@ -185,7 +187,7 @@ def report(rows: list[dict[str, Any]]) -> list[str]:
         "",
         f"pooled held-out: {100 * before:.1f} -> {100 * after:.1f} % over {len(held)} rows "
         f"(won {won}, lost {lost}, sign test p = {sign_test(won, lost):.3f}, gain's 90 % "
-        f"lower bound {100 * lower_bound(won, lost, len(held)):+.1f} points)",
+        f"lower bound {100 * Tally(won, lost, len(held)).lower_bound():+.1f} points)",
         "",
         *markdown_table(["kind", "rows", "before", "after", "won", "lost"], _kinds(held)),
     ]
@@ -220,21 +222,6 @@ def _kinds(held: list[dict[str, Any]]) -> list[list[object]]:
             sum(1 for r in mine if r.get("before", 0) >= 1 > r.get("after", 0)),
         ])  # fmt: skip
     return table
-
-
-def sign_test(wins: int, losses: int) -> float:
-    """One-sided exact sign test: P(at least ``wins`` of ``wins + losses`` fair coin flips)."""
-    n = wins + losses
-    return 1.0 if n == 0 else sum(math.comb(n, k) for k in range(wins, n + 1)) / 2**n
-
-
-def lower_bound(wins: int, losses: int, rows: int, z: float = 1.2816) -> float:
-    """The one-sided 90 % lower bound of the paired gain, as a share of the rows."""
-    if rows == 0:
-        return 0.0
-    mean = (wins - losses) / rows
-    variance = (wins + losses) / rows - mean * mean
-    return mean - z * math.sqrt(max(variance, 0.0) / rows)
 
 
 if __name__ == "__main__":

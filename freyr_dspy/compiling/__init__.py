@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from freyr_dspy.compiling._candidates import Candidate, PoolSpec
     from freyr_dspy.compiling._fit import fit_program
+    from freyr_dspy.compiling._guard import Tally, sign_test
     from freyr_dspy.compiling._outcome import CompileOutcome
     from freyr_dspy.compiling._settings import DEFAULT_MINUTES, CompileSettings
     from freyr_dspy.compiling._study import Progress, ProgressEvent
@@ -35,7 +36,9 @@ __all__ = [
     "PoolSpec",
     "Progress",
     "ProgressEvent",
+    "Tally",
     "fit_program",
+    "sign_test",
 ]
 
 # NOTE: loaded on first use: the compile stack pulls in DSPy's optimizers, which ``freyr run``
@@ -44,6 +47,8 @@ _HOMES = {
     "Candidate": "_candidates",
     "PoolSpec": "_candidates",
     "fit_program": "_fit",
+    "Tally": "_guard",
+    "sign_test": "_guard",
     "CompileOutcome": "_outcome",
     "CompileSettings": "_settings",
     "DEFAULT_MINUTES": "_settings",

@@ -19,12 +19,14 @@ from freyr_dspy.program._spec import ProgramSpec, build_program
 from freyr_dspy.prompting._demo_pool import pool_size
 from freyr_dspy.settings import Settings
 from freyr_dspy.tools import Toolbox
+from freyr_dspy.tools._fingerprint import toolbox_fingerprint
 from tests.support.paths import COMPILED_DIR, real_data_dir
 
 COMPILED = COMPILED_DIR
 ARTIFACTS = sorted(COMPILED.glob("**/*.json"))
-#: The tools a program compiled on our example suite is shipped for (a user brings their own).
-SUITE_TOOLS = COMPILED.parent / "trainsets" / "calls" / "tools.json"
+#: The tools files of our suites: a program compiled for one of their toolboxes is loaded with
+#: it (a user brings their own); one compiled on several toolboxes takes any of them.
+SUITE_TOOLS = sorted((COMPILED.parent / "trainsets").glob("*/tools.json"))
 
 
 def toolbox_for(path: Path) -> Toolbox | None:
@@ -32,8 +34,9 @@ def toolbox_for(path: Path) -> Toolbox | None:
     meta, _ = read_artifact(path, root=COMPILED)
     if meta.program.domain != PLAIN_DOMAIN_NAME:
         return None
-    boxes = load_tools_file(SUITE_TOOLS)
-    return boxes[next(iter(boxes))]
+    boxes = [box for tools in SUITE_TOOLS for box in load_tools_file(tools).values()]
+    same = [box for box in boxes if toolbox_fingerprint(box) == meta.toolbox]
+    return same[0] if same else boxes[0]
 
 
 def settings_for(path: Path) -> Settings:
