@@ -23,6 +23,11 @@ What counts as stated, per value:
 Required arguments, and names the tool does not declare, are left alone: validation reports
 those, and the error goes back to the model as feedback.
 
+The words are read as English (with number words of five more languages). A request in another
+language states its values in words the evidence cannot match ("tres personas con piscina" for
+``guests=3, amenities=["pool"]``): dropping them would answer other languages worse, so a
+request that does not read as English (``Evidence.english``) keeps its optional values.
+
 ``copied_examples`` catches the other way small models fill a parameter: they copy the example
 a tool's description gives (``"Event title, e.g. 'Weekly sync'"``) instead of the value the user
 wrote. A value equal to one of the tool's examples, and stated nowhere in the evidence, is
@@ -51,6 +56,7 @@ __all__ = [
     "example_values",
     "examples_of",
     "ground_arguments",
+    "reads_english",
     "tool_without_examples",
     "unstated_required",
     "unsupported_numbers",
@@ -85,10 +91,24 @@ _EXAMPLE_REMOVAL = re.compile(r"[,;]?\s*\(?" + _EXAMPLE_CLAUSE.pattern + r"\)?",
 _NO_VALUE = frozenset({" none ", " null ", " nil ", " n a ", " undefined "})
 _NUMBER_WORDS = {
     word: float(value)
-    for value, word in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve".split()
+    for words in (
+        "zero one two three four five six seven eight nine ten eleven twelve",
+        "cero uno dos tres cuatro cinco seis siete ocho nueve diez once doce",
+        "null eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf",
+        "zéro un deux trois quatre cinq six sept huit neuf dix onze douze",
+        "zero uno due tre quattro cinque sei sette otto nove dieci undici dodici",
+        "zero um dois três quatro cinco seis sete oito nove dez onze doze",
     )
+    for value, word in enumerate(words.split())
 }
+#: Common English words: a request using none of them reads as another language.
+_ENGLISH = frozenset(
+    """the a an to of in on for and or is are was my me i you your it at with from what how
+    please can could would will set get show find book add send is do does this that next
+    today tomorrow all any some by as be up out""".split()
+)
+#: Share of a request's words that are common English words, at least, for it to read as English.
+_ENGLISH_SHARE = 1 / 8
 
 
 @dataclass(frozen=True)
@@ -97,6 +117,8 @@ class Evidence:
 
     words: str
     numbers: frozenset[float]
+    #: Whether the request (the first text) reads as English: its words can ground values.
+    english: bool = True
 
     @classmethod
     def of(cls, *texts: str) -> Evidence:
@@ -105,7 +127,7 @@ class Evidence:
         numbers = {float(match.replace(",", "")) for match in _NUMBER.findall(text)}
         words = _words(text)
         numbers |= {value for word, value in _NUMBER_WORDS.items() if f" {word} " in words}
-        return cls(words=words, numbers=frozenset(numbers))
+        return cls(words=words, numbers=frozenset(numbers), english=reads_english(texts[:1]))
 
     def states(self, value: Any) -> bool:
         """True when ``value`` is grounded in this evidence (see the module docstring)."""
@@ -135,6 +157,14 @@ class Evidence:
             return False
 
 
+def reads_english(texts: tuple[str, ...]) -> bool:
+    """Whether ``texts`` read as English: short texts do, others by their common words."""
+    words = _words(" ".join(texts)).split()
+    if len(words) <= 3:
+        return True
+    return sum(word in _ENGLISH for word in words) >= _ENGLISH_SHARE * len(words)
+
+
 def unsupported_numbers(text: str, evidence: Evidence) -> list[str]:
     """The numbers ``text`` writes that the evidence does not, in order, each once.
 
@@ -153,7 +183,12 @@ def unsupported_numbers(text: str, evidence: Evidence) -> list[str]:
 def ground_arguments(
     tool: Tool, arguments: Mapping[str, Any], evidence: Evidence
 ) -> tuple[dict[str, Any], list[str]]:
-    """Return ``arguments`` without ungrounded optional values, and the names dropped."""
+    """Return ``arguments`` without ungrounded optional values, and the names dropped.
+
+    A request not in English keeps them all (see the module docstring).
+    """
+    if not evidence.english:
+        return dict(arguments), []
     optional = {p.name: p for p in tool.parameters if not p.required}
     kept: dict[str, Any] = {}
     dropped: list[str] = []

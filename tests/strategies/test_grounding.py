@@ -185,3 +185,19 @@ def test_an_extra_call_must_differ_from_the_others_only_in_stated_values(
     first = {"service": "auth", "replicas": 3}
     assert differs_by_stated_values(call, [first], evidence) is kept
     assert not differs_by_stated_values(first, [first], evidence)
+
+
+def test_a_request_in_another_language_keeps_its_optional_values() -> None:
+    def search_hotels(city: str, guests: int = 1, amenities: list[str] | None = None) -> str:
+        """Find hotels in a city."""
+        return "hotels"
+
+    tool = Tool.from_function(search_hotels)
+    arguments = {"city": "Valencia", "guests": 3, "amenities": ["pool"]}
+    spanish = Evidence.of("Busca hoteles en Valencia para tres personas con piscina, por favor.")
+    assert not spanish.english and 3.0 in spanish.numbers  # "tres" is a number word
+    assert ground_arguments(tool, arguments, spanish) == (arguments, [])
+    english = Evidence.of("Find hotels in Valencia for 3 people, please.")
+    assert english.english
+    kept, dropped = ground_arguments(tool, arguments, english)
+    assert dropped == ["amenities"] and kept == {"city": "Valencia", "guests": 3}
