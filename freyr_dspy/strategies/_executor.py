@@ -69,9 +69,8 @@ class ToolExecutor:
         if tool is None or not self.grounding:
             return None
         examples = examples_of(tool)
-        if not examples:  # most tools: no evidence to gather
-            return None
-        return self._copied(tool, arguments, examples) or self._misformed(tool, arguments)
+        copied = self._copied(tool, arguments, examples) if examples else None
+        return copied or self._misformed(tool, arguments)
 
     def _copied(
         self, tool: Tool, arguments: dict[str, Any], examples: frozenset[str]

@@ -1,8 +1,8 @@
 """Values written in the form a tool's description shows.
 
 A description that shows its values ("location, e.g. 'San Francisco, CA'", "24-hour time
-HH:MM, e.g. '07:30'", "date as YYYY-MM-DD", "message id, e.g. 'msg-0042'") states a form the
-tool expects; a small model writes the request's own form instead ("Tokyo" for a
+HH:MM, e.g. '07:30'", "date as YYYY-MM-DD", "City and country e.g. Bogotá, Colombia") states
+a form the tool expects; a small model writes the request's own form instead ("Tokyo" for a
 city-and-region field, "6:45pm" for a 24-hour time, "42" for a message id) and the call fails,
 or does the wrong thing silently. So a text value is compared with the forms its parameter's
 description shows: it must carry every separator an example has (the comma of "City, Region",
@@ -23,7 +23,7 @@ from typing import Any
 from freyr_dspy.strategies._grounding import example_clauses
 from freyr_dspy.tools import Tool
 
-__all__ = ["fits", "misformed", "shown_forms"]
+__all__ = ["fits", "misformed", "shown_forms", "unquoted_examples"]
 
 #: Placeholders of a written format ("YYYY-MM-DD", "HH:MM"): each stands for digits.
 _FORMAT = re.compile(
@@ -50,7 +50,9 @@ def shown_forms(tool: Tool) -> dict[str, tuple[str, ...]]:
         if parameter.enum or parameter.type != "string":
             continue
         schema = parameter.schema or {}
-        shown = list(example_clauses(parameter.description))
+        shown = list(example_clauses(parameter.description)) or unquoted_examples(
+            parameter.description
+        )
         shown += [v for v in schema.get("examples") or () if isinstance(v, str)]
         shown += [_FORMAT_DIGITS.sub("0", f) for f in _FORMAT.findall(parameter.description)]
         if shown:
@@ -59,6 +61,29 @@ def shown_forms(tool: Tool) -> dict[str, tuple[str, ...]]:
 
 
 _FORMAT_DIGITS = re.compile(r"[YMDHhms]")
+#: An unquoted example clause: what follows "e.g." up to the end of its sentence or bracket.
+_UNQUOTED = re.compile(
+    r"(?:\be\.\s?g\.?|\bfor (?:example|instance))[,:]?\s*"
+    r"(?P<shown>[^;()\n]+?)\s*(?:[.;)]\s|[.;)]?$)",
+    re.IGNORECASE,
+)
+
+
+def unquoted_examples(description: str) -> list[str]:
+    """Examples written without quotes: "e.g. Bogotá, Colombia" -> ``["Bogotá, Colombia"]``.
+
+    Without quotes a comma may join the parts of one value or list several values. One comma
+    is read as one value (a refusal it causes is a single extra call, and a value written
+    twice stands); two or more commas, or "or", list values.
+    """
+    found = []
+    for match in _UNQUOTED.finditer(description):
+        shown = match.group("shown").strip()
+        alternatives = re.split(r"\s+or\s+", shown)
+        if len(alternatives) == 1 and shown.count(",") > 1:
+            alternatives = shown.split(",")
+        found += [a.strip() for a in alternatives if a.strip()]
+    return found
 
 
 def misformed(tool: Tool, arguments: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -9,7 +9,7 @@ import pytest
 
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.strategies import make_strategy
-from freyr_dspy.strategies._formats import fits, misformed, shown_forms
+from freyr_dspy.strategies._formats import fits, misformed, shown_forms, unquoted_examples
 from freyr_dspy.testing import FakeCall, FunctionLM
 from freyr_dspy.tools import Tool, Toolbox
 
@@ -100,3 +100,20 @@ def test_the_same_value_written_twice_stands() -> None:
     program, _ = _program([{"time": "6:45pm"}, {"time": "6:45pm"}])
     [call] = program(message="Wake me at 6:45pm").result.calls
     assert call.arguments == {"time": "6:45pm"} and call.outcome.ok
+
+
+@pytest.mark.parametrize(
+    ("description", "examples"),
+    [
+        ("City and country e.g. Bogotá, Colombia", ["Bogotá, Colombia"]),
+        ("The city, e.g. Paris or London.", ["Paris", "London"]),
+        ("a colour, e.g. red, green, blue", ["red", "green", "blue"]),
+        ("24-hour time, e.g. 07:30. Local time.", ["07:30"]),
+        ("a folder (e.g. /var/log)", ["/var/log"]),
+        ("the title of the task", []),
+    ],
+)
+def test_unquoted_examples_are_read_up_to_the_end_of_their_sentence(
+    description: str, examples: list[str]
+) -> None:
+    assert unquoted_examples(description) == examples
