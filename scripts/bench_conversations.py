@@ -132,6 +132,8 @@ def _in_python(label: str, model: str, bench: ConversationBenchmark) -> Holder:
         return {
             "turns": [r.success for r in records],
             "failures": [r.failure_kind for r in records],
+            # what went wrong, turn by turn, so a score can be traced to the calls behind it
+            "feedback": [r.diagnostics.get("feedback", "") for r in records],
             "tokens": sum(r.input_tokens + r.output_tokens for r in records),
         }
 
