@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
@@ -44,6 +44,8 @@ __all__ = [
     "spread",
     "step_example",
 ]
+
+_T = TypeVar("_T")
 
 
 class World(Protocol):
@@ -220,8 +222,8 @@ def register_benchmark(benchmark: Benchmark) -> None:
     BENCHMARKS.register(benchmark.name, benchmark)
 
 
-def spread(episodes: Sequence[Episode], limit: int | None) -> list[Episode]:
-    """``limit`` episodes evenly spaced over ``episodes``, in their order (all when None).
+def spread(episodes: Sequence[_T], limit: int | None) -> list[_T]:
+    """``limit`` episodes (or rows) evenly spaced over ``episodes``, in order (all when None).
 
     Trainsets are written topic by topic (first rooms, then enemies, ...): the first N rows
     would measure one kind of request, N spread rows measure them all.

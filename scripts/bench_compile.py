@@ -39,6 +39,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
 from _bench import add_out_options, load_rows, markdown_table, save_rows
 
+from freyr_dspy.benchmark import spread
 from freyr_dspy.compiling import Tally, sign_test
 
 ABOUT = "freyr compile against the model's preset on held-out rows, with its own estimate."
@@ -69,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seeds", default="0", help="comma-separated (same)")
     parser.add_argument("--timeout", type=float, default=20.0, help="the compile's budget, min")
     parser.add_argument("--limit", type=int, default=None, help="training rows (spread)")
+    parser.add_argument("--test-limit", type=int, default=None, help="held-out rows (spread; same)")
     parser.add_argument("--suite", type=Path, default=SUITE)
     add_out_options(parser, None)
     return parser
@@ -79,6 +81,9 @@ def jobs(args: argparse.Namespace) -> list[dict[str, Any]]:
     if args.kind == "same":
         seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
         train, test = args.suite / "train.jsonl", args.suite / "test.jsonl"
+        if args.test_limit:
+            subset = args.out.parent / f"{args.out.stem}-test.jsonl"
+            test = _spread_file(test, subset, args.test_limit)
         return [{"job": f"same-s{s}", "train": train, "test": test, "seed": s} for s in seeds]
     folder = args.out.parent / f"{args.out.stem}-rows"
     found = []
@@ -96,6 +101,14 @@ def _rows_file(source: Path, target: Path, toolboxes: Sequence[str], keep: bool 
     chosen = [line for line in lines if (json.loads(line)["toolbox"] in toolboxes) == keep]
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text("\n".join(chosen) + "\n", encoding="utf-8")
+    return target
+
+
+def _spread_file(source: Path, target: Path, limit: int) -> Path:
+    """``limit`` of ``source``'s rows, evenly spread over it (every kind keeps its share)."""
+    lines = source.read_text(encoding="utf-8").splitlines()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("\n".join(spread(lines, limit)) + "\n", encoding="utf-8")
     return target
 
 

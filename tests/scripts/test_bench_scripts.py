@@ -354,6 +354,10 @@ def test_the_compile_bench_runs_freyr_compile_per_job_and_reports_the_held_out_r
     assert "pooled held-out:" in printed and "| same-s0 |" in printed
     assert bench.main(args) == 0  # a finished job is not run again
     assert len(json.loads(out.read_text(encoding="utf-8"))["rows"]) == 1
+    spread_out = tmp_path / "runs" / "compile_spread.json"
+    assert bench.main([*args[:-1], str(spread_out), "--test-limit", "2"]) == 0
+    [row] = json.loads(spread_out.read_text(encoding="utf-8"))["rows"]
+    assert {r["row"] for r in row["held_rows"]} == {"w4", "w5"}  # rows 0 and 3 // 2 of 3
 
 
 def test_the_conversations_bench_holds_each_conversation_and_counts_whole_ones_right(
