@@ -39,7 +39,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
 from _bench import add_out_options, load_rows, markdown_table, running_server, save_rows
 
-from freyr_dspy.benchmark import EvalOptions
+from freyr_dspy.benchmark import EvalOptions, spread
 from freyr_dspy.datasets import (
     AppWorld,
     ConversationBenchmark,
@@ -75,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--contestants", default="python:preset,python:native")
     parser.add_argument("--examples", type=Path, default=SUITE / "test.jsonl")
     parser.add_argument("--apps", default=f"{SUITE / 'apps.py'}:APPS")
-    parser.add_argument("--limit", type=int, default=None, help="first N conversations")
+    parser.add_argument("--limit", type=int, default=None, help="N conversations, spread")
     add_out_options(parser, None)
     return parser
 
@@ -83,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
 def measure(args: argparse.Namespace) -> None:
     """Hold every conversation with every contestant not saved yet."""
     apps = apps_from_module(args.apps)
-    rows = read_conversations(args.examples, apps)[: args.limit]
+    rows = spread(read_conversations(args.examples, apps), args.limit)
     bench = ConversationBenchmark(apps=apps, rows=rows)
     saved = load_rows(args.out)
     done = {(r["contestant"], r["conversation"]) for r in saved}
