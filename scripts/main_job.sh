@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's main job: compile a program for the embedded default model
 # (Qwen2.5-Coder-1.5B-Instruct, in-process, no download) on a toolbox whose conventions only
-# its examples show (trainsets/helpdesk/: ticket ids written INC-004512, priorities P1-P4,
+# its examples show (trainsets/helpdesk/: ticket ids written INC-4512, priorities P1-P4,
 # team names, usernames, megabytes), then print the held-out *test* score of the model's
 # preset uncompiled (what a user gets for free) and of what the compile shipped, and write
 # compiled/helpdesk.json.
