@@ -134,10 +134,18 @@ def _in_python(label: str, model: str, bench: ConversationBenchmark) -> Holder:
             "failures": [r.failure_kind for r in records],
             # what went wrong, turn by turn, so a score can be traced to the calls behind it
             "feedback": [r.diagnostics.get("feedback", "") for r in records],
+            "made": [[_call_line(c) for c in r.calls] for r in records],
+            "replies": [r.reply for r in records],
             "tokens": sum(r.input_tokens + r.output_tokens for r in records),
         }
 
     return hold
+
+
+def _call_line(call: dict[str, Any]) -> str:
+    """``tool(arguments) -> outcome``, short: what a turn did, for reading the JSON."""
+    outcome = str(call.get("outcome", ""))[:80]
+    return f"{call.get('tool')}({json.dumps(call.get('arguments'))}) -> {outcome}"
 
 
 @contextlib.contextmanager

@@ -61,9 +61,6 @@ __all__ = [
     "read_conversations",
 ]
 
-#: A class attribute naming an app's methods that only read (extra calls of them are free).
-READS_ATTRIBUTE = "__freyr_reads__"
-
 AppFactory = Callable[..., object]
 
 
@@ -207,8 +204,8 @@ class AppWorld:
 
     @property
     def reads(self) -> frozenset[str]:
-        """The names of the app's methods that only read."""
-        return frozenset(getattr(type(self.app), READS_ATTRIBUTE, ()))
+        """The names of the app's tools that only read (``__freyr_reads__``: ``read_only``)."""
+        return frozenset(tool.name for tool in self.toolbox if tool.read_only)
 
 
 @dataclass

@@ -24,6 +24,7 @@ from freyr_dspy.schemas import Result
 from freyr_dspy.strategies._asks import Ask, open_asks, plan_of, recognise_asks
 from freyr_dspy.strategies._base import StrategyModule
 from freyr_dspy.strategies._calibration import calibrated_first_tool
+from freyr_dspy.strategies._lookups import lookup_policy, lookups_for
 from freyr_dspy.strategies._policies import CallPolicy, PlanningPolicy, Policy, changed_settings
 from freyr_dspy.strategies._run import Run
 from freyr_dspy.strategies._scored_confirm import confirm_inputs, scored_verdicts
@@ -416,16 +417,25 @@ class Freyr(StrategyModule):
         Calls planned together run in order, each shown the results before it, so "find my
         city, then its weather" takes the city from the lookup. A call whose required values
         are stated nowhere, results included, waited instead (``call_with_retries``): its
-        value must come from a result nobody asked for yet. Then the planning role is asked
-        again with the results among the earlier turns, and the calls it plans beyond those
-        already made (counted per tool) are made, up to ``rounds`` plans in all; in the last
-        round nothing waits. A request with no waiting call is not planned again: it costs
-        nothing.
+        value must come from a result nobody asked for yet. Where read-only tools may hold it
+        (``lookups_for``: "unpin the vows draft" needs the note's id, which the notes listing
+        gives) they are called and the waiting calls written again with their results in
+        view. Else the planning role is asked again with the results among the earlier
+        turns, and the calls it plans beyond those already made (counted per tool) are made.
+        Up to ``rounds`` rounds in all; in the last one nothing waits. A request with no
+        waiting call is not planned again: it costs nothing.
         """
         for left in reversed(range(self.planning.rounds - 1)):
-            if not run.waiting or not returned_results(run.calls):
+            waiting = list(run.waiting)
+            reads = [tool.name for tool in lookups_for(run, waiting)]
+            if not waiting or not (reads or returned_results(run.calls)):
                 break
             run.ledger.next_round(may_wait=left > 0)
+            if reads:
+                call_until_exhausted(run, self.parameters, reads, lookup_policy(self.calling))
+                call_until_exhausted(run, self.parameters, waiting, self.calling)
+                intents = [*intents, *reads]
+                continue
             conversation = with_results(run.conversation, run.calls)
             missing = still_missing(self.select(run, conversation=conversation), run.calls)
             if not missing.tools:

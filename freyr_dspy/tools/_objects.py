@@ -9,7 +9,8 @@ state passed to a tool.
 
 A method is a tool unless its name starts with ``_`` or is listed in the class's
 ``__freyr_private__`` (methods the app uses itself, such as ``snapshot``); ``methods=`` picks
-the tools by name instead.
+the tools by name instead. Methods listed in ``__freyr_reads__`` only look things up: their
+tools are ``read_only``, which the program may call on its own to find an id an action needs.
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ from typing import Any
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.tools._tool import Tool
 
-__all__ = ["method_names", "tools_of"]
+__all__ = ["READS_ATTRIBUTE", "method_names", "tools_of"]
 
 #: A class attribute naming public methods that are not tools.
 PRIVATE_ATTRIBUTE = "__freyr_private__"
+#: A class attribute naming the methods that only read (their tools are ``read_only``).
+READS_ATTRIBUTE = "__freyr_reads__"
 
 
 def method_names(app: object) -> list[str]:
@@ -52,12 +55,13 @@ def tools_of(
         ConfigError: a name in ``methods`` that is no method of ``app``.
     """
     names = list(methods) if methods is not None else method_names(app)
+    reads = set(getattr(type(app), READS_ATTRIBUTE, ()))
     tools = []
     for name in names:
         bound = getattr(app, name, None)
         if not callable(bound):
             raise ConfigError(f"{type(app).__name__} has no method {name!r} to make a tool of")
-        tool = Tool.from_function(bound, library=library)
+        tool = Tool.from_function(bound, library=library, read_only=name in reads)
         tools.append(dataclasses.replace(tool, func=_undone_on_failure(app, bound)))
     return tools
 

@@ -48,6 +48,8 @@ class Tool:
     ``func`` may be None for spec-only tools (benchmarks that score the call, not its effect);
     executing one records the call and returns a neutral ok outcome. ``schema`` is the full
     JSON schema of the arguments of a tool built from one; it then drives validation.
+    ``read_only`` marks a tool that only looks things up and changes nothing (MCP's
+    ``readOnlyHint``): the program may call it on its own to find a value an action needs.
     """
 
     name: str
@@ -60,6 +62,7 @@ class Tool:
     #: Free-form extra data of the domain (e.g. a benchmark's return-parameter spec).
     extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     schema: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    read_only: bool = False
 
     @property
     def summary(self) -> str:
@@ -151,8 +154,9 @@ class Tool:
         name: str | None = None,
         description: str | None = None,
         library: str | None = None,
+        read_only: bool = False,
     ) -> Tool:
-        """Build a tool from a typed callable.
+        """Build a tool from a typed callable (``read_only``: it only looks things up).
 
         A parameter named ``state`` is not shown to the model: the program passes the domain
         state (a copy, committed only when the call succeeds).
@@ -185,6 +189,7 @@ class Tool:
             library=library,
             func=func,
             arguments_model=model,
+            read_only=read_only,
             takes_state=takes_state,
         )
 
@@ -233,6 +238,7 @@ class Tool:
         *,
         function: Callable[..., Any] | None = None,
         library: str | None = None,
+        read_only: bool = False,
     ) -> Tool:
         """Build a tool from a JSON schema of its arguments (OpenAI ``parameters`` shape).
 
@@ -248,6 +254,7 @@ class Tool:
             function: called with the validated arguments as keywords (plus ``state`` when it
                 declares that parameter); None makes a spec-only tool whose calls are recorded.
             library: the library the tool belongs to (for gating).
+            read_only: the tool only looks things up (``Tool.read_only``).
 
         Raises:
             ConfigError: for an empty name, a function that is not callable or a bad schema.
@@ -268,6 +275,7 @@ class Tool:
             func=function,
             takes_state=takes_state,
             schema=schema,
+            read_only=read_only,
         )
 
     @classmethod

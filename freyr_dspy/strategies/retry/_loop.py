@@ -25,6 +25,7 @@ from freyr_dspy.roles._parameters import (
 from freyr_dspy.schemas import CallRecord, Outcome
 from freyr_dspy.strategies._executor import ToolExecutor
 from freyr_dspy.strategies._grounding import differs_by_stated_values
+from freyr_dspy.strategies._lookups import lookups_for
 from freyr_dspy.strategies._policies import CallPolicy
 from freyr_dspy.strategies._run import Run, call_text
 from freyr_dspy.strategies.retry._blame import RetryLimits, blame_note, blamed_arguments
@@ -198,15 +199,16 @@ def call_with_retries(
     tools = run.tools(policy)
     attempts = _Attempts.of(run.toolbox.get(tool_name), policy, tools)
     attempts.note = one_call_note(words) if words else ""
-    may_wait = run.can_wait and returned_results(run.calls)
+    may_wait = run.can_wait and (returned_results(run.calls) or bool(lookups_for(run, [tool_name])))
     while attempts.left > 0:
         attempts.left -= 1
         if not attempts.write(run, parameters, first):
             break
         if may_wait and tools.unstated(tool_name, attempts.arguments):
             # A value stated nowhere, results so far included, would be made up where it
-            # should come from a result the plan has not asked for yet: while a round is left
-            # (``Run.can_wait``) the call waits for it (``Freyr.more_rounds``), planned again
+            # should come from a result the plan has not asked for yet, or from a read-only
+            # tool that may hold it (``lookups_for``): while a round is left
+            # (``Run.can_wait``) the call waits for it (``Freyr.more_rounds``), written again
             # with the results shown; in the last round it is made as written.
             run.ledger.wait(tool_name)
             return attempts.record()

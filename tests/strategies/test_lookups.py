@@ -1,0 +1,125 @@
+"""Looking up before acting: a read-only tool called for an id the user never said."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dspy
+
+from freyr_dspy.program import FreyrProgram, Session
+from freyr_dspy.strategies import make_strategy
+from freyr_dspy.strategies._lookups import lookups_for
+from freyr_dspy.strategies._run import Run
+from freyr_dspy.testing import FakeCall, FunctionLM
+from freyr_dspy.tools import Toolbox
+
+
+class Shelf:
+    """Books on a shelf: a listing, a lookup by id, and one action."""
+
+    __freyr_private__ = ("snapshot",)
+    __freyr_reads__ = ("list_books", "read_book")
+
+    def __init__(self) -> None:
+        self.books = {"bk-7": {"title": "Dune", "lent": False}, "bk-9": {"title": "Emma", "lent": False}}
+
+    def list_books(self) -> list[dict[str, Any]]:
+        """List the books (id, title, lent)."""
+        return [{"id": k, **v} for k, v in self.books.items()]
+
+    def read_book(self, book_id: str) -> dict[str, Any]:
+        """One book in full.
+
+        Args:
+            book_id: the book's id.
+        """
+        return self.books[book_id]
+
+    def lend_book(self, book_id: str) -> str:
+        """Mark a book as lent.
+
+        Args:
+            book_id: the book's id.
+        """
+        if book_id not in self.books:
+            raise ValueError(f"no book {book_id}")
+        self.books[book_id]["lent"] = True
+        return f"{book_id} lent"
+
+    def snapshot(self) -> dict[str, Any]:
+        return dict(self.books)
+
+
+def shelf_program(shelf: Shelf, **settings: Any) -> tuple[FreyrProgram, FunctionLM]:
+    """Intent plans ``lend_book``; its id is the listed one once a listing is in view."""
+
+    def answer(call: FakeCall) -> Any:
+        seen = call.inputs.get("conversation", "")
+        if call.role == "intent":
+            return {"intents": ["lend_book"]}
+        if call.role == "parameters":
+            return {"arguments": {"book_id": "bk-9" if '"bk-9"' in seen else "bk-1"}}
+        return {"reply": "Lent Emma."}
+
+    engine = FunctionLM(answer)
+    toolbox = Toolbox.from_object(shelf)
+    prog = FreyrProgram(toolbox=toolbox, strategy=make_strategy("freyr", **settings))
+    prog.set_lm(dspy.LM("fake/lookups", engine=engine, cache=False))
+    return prog, engine
+
+
+def test_from_object_marks_the_reads_read_only() -> None:
+    toolbox = Toolbox.from_object(Shelf())
+    assert [t.name for t in toolbox if t.read_only] == ["list_books", "read_book"]
+    assert not toolbox.get("lend_book").read_only
+
+
+def test_an_id_nobody_said_is_looked_up_before_the_action() -> None:
+    shelf = Shelf()
+    prog, engine = shelf_program(shelf)
+    result = prog(message="Lend out Emma").result
+    # the made-up bk-1 waited; the listing ran (no model call: it needs no value), and the
+    # action was written again with the listing in view
+    assert [(c.tool, c.arguments) for c in result.calls] == [
+        ("list_books", {}),
+        ("lend_book", {"book_id": "bk-9"}),
+    ]
+    assert shelf.books["bk-9"]["lent"] is True
+    assert engine.roles_called() == ["intent", "parameters", "parameters", "summary"]
+
+
+def test_a_read_that_needs_the_missing_id_itself_is_not_a_lookup() -> None:
+    run = Run("freyr", Toolbox.from_object(Shelf()), "Lend out Emma", "", str)
+    assert [t.name for t in lookups_for(run, ["lend_book"])] == ["list_books"]
+
+
+def test_an_id_in_an_earlier_turn_needs_no_lookup() -> None:
+    shelf = Shelf()
+    prog, engine = shelf_program(shelf)
+    chat = Session(prog)
+    chat.turns = [
+        {"role": "user", "content": "What books do I have?"},
+        {"role": "tool", "content": 'list_books() returned [{"id": "bk-9", "title": "Emma"}]'},
+    ]
+    result = chat.send("Lend out Emma")
+    assert [(c.tool, c.arguments) for c in result.calls] == [("lend_book", {"book_id": "bk-9"})]
+    assert engine.roles_called().count("parameters") == 1
+
+
+def test_with_one_round_nothing_is_looked_up() -> None:
+    shelf = Shelf()
+    prog, _ = shelf_program(shelf, rounds=1)
+    result = prog(message="Lend out Emma").result
+    assert [(c.tool, c.arguments) for c in result.calls][0] == ("lend_book", {"book_id": "bk-1"})
+    assert "list_books" not in [c.tool for c in result.calls]
+
+
+def test_tools_without_reads_keep_their_calls() -> None:
+    """A toolbox with no read-only tool: the action is made as written, in one round."""
+    shelf = Shelf()
+    prog, engine = shelf_program(shelf)
+    only_action = Toolbox.from_object(shelf, methods=["lend_book"])
+    result = prog(message="Lend out Emma", toolbox=only_action).result
+    assert [c.tool for c in result.calls][0] == "lend_book"
+    assert result.calls[0].arguments == {"book_id": "bk-1"}
+    assert engine.roles_called().count("intent") == 1
