@@ -21,7 +21,10 @@ class Shelf:
     __freyr_reads__ = ("list_books", "read_book")
 
     def __init__(self) -> None:
-        self.books = {"bk-7": {"title": "Dune", "lent": False}, "bk-9": {"title": "Emma", "lent": False}}
+        self.books = {
+            "bk-7": {"title": "Dune", "lent": False},
+            "bk-9": {"title": "Emma", "lent": False},
+        }
 
     def list_books(self) -> list[dict[str, Any]]:
         """List the books (id, title, lent)."""
@@ -110,7 +113,8 @@ def test_with_one_round_nothing_is_looked_up() -> None:
     shelf = Shelf()
     prog, _ = shelf_program(shelf, rounds=1)
     result = prog(message="Lend out Emma").result
-    assert [(c.tool, c.arguments) for c in result.calls][0] == ("lend_book", {"book_id": "bk-1"})
+    first = result.calls[0]
+    assert (first.tool, first.arguments) == ("lend_book", {"book_id": "bk-1"})
     assert "list_books" not in [c.tool for c in result.calls]
 
 
@@ -120,6 +124,6 @@ def test_tools_without_reads_keep_their_calls() -> None:
     prog, engine = shelf_program(shelf)
     only_action = Toolbox.from_object(shelf, methods=["lend_book"])
     result = prog(message="Lend out Emma", toolbox=only_action).result
-    assert [c.tool for c in result.calls][0] == "lend_book"
+    assert result.calls[0].tool == "lend_book"
     assert result.calls[0].arguments == {"book_id": "bk-1"}
     assert engine.roles_called().count("intent") == 1
