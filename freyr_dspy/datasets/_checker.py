@@ -180,8 +180,20 @@ def _kind(missing: Counter[str], extra: Counter[str]) -> str:
 
 
 def _properties(toolbox: Toolbox, name: str) -> dict[str, Any]:
+    """The tool's argument schemas, each with the default its function declares.
+
+    A tool built from a function has its defaults in its parameters, not in its JSON schema;
+    ``pin_note(note_id, pinned=True)`` written with ``pinned=True`` does what was asked.
+    """
     tool = toolbox.resolve(name)
-    return dict(tool.json_schema().get("properties") or {}) if tool is not None else {}
+    if tool is None:
+        return {}
+    properties = dict(tool.json_schema().get("properties") or {})
+    for parameter in tool.parameters:
+        schema = properties.get(parameter.name)
+        if isinstance(schema, Mapping) and "default" not in schema and not parameter.required:
+            properties[parameter.name] = {**schema, "default": parameter.default}
+    return properties
 
 
 def _equal(expected: Any, got: Any, schema: Any) -> bool:

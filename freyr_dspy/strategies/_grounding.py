@@ -12,7 +12,8 @@ What counts as stated, per value:
   and ``_``/``-`` read as spaces (``"dining_out"`` is grounded by "dining out"); a one-word
   value of three letters or more may abbreviate a word (``"mon"`` by "Monday");
 * a number - the evidence writes that number (``63.4`` by "63.40", ``1200`` by "1,200") or a
-  small number word ("two");
+  small number word ("two"), or a duration in another unit of time (``minutes=90`` by "an
+  hour and a half", ``120`` by "two hours", ``30`` by "half an hour");
 * a list or an object - every item and value in it is grounded;
 * a boolean or an empty value - always kept: a flag cannot be quoted, and an empty value states
   nothing the tool would act on;
@@ -109,6 +110,20 @@ _ENGLISH = frozenset(
 )
 #: Share of a request's words that are common English words, at least, for it to read as English.
 _ENGLISH_SHARE = 1 / 8
+#: Units of time in seconds, as words follow an amount ("2 hours", "ten minutes").
+_TIME_UNITS = {"second": 1, "sec": 1, "minute": 60, "min": 60, "hour": 3600, "hr": 3600,
+               "day": 86400, "week": 604800}  # fmt: skip
+_AMOUNT = (
+    r"(\d+(?:\.\d+)?|an?|half an?|one and a half|"
+    + "|".join(
+        sorted((w for w in _NUMBER_WORDS if w.isascii() and len(w) > 2), key=len, reverse=True)
+    )
+    + ")"
+)
+#: An amount of time: "2 hours", "an hour and a half", "half an hour", "ninety minutes".
+_DURATION = re.compile(
+    rf"\b{_AMOUNT}\s+({'|'.join(_TIME_UNITS)})s?\b(\s+and\s+a\s+half)?", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -127,6 +142,7 @@ class Evidence:
         numbers = {float(match.replace(",", "")) for match in _NUMBER.findall(text)}
         words = _words(text)
         numbers |= {value for word, value in _NUMBER_WORDS.items() if f" {word} " in words}
+        numbers |= durations(text)
         return cls(words=words, numbers=frozenset(numbers), english=reads_english(texts[:1]))
 
     def states(self, value: Any) -> bool:
@@ -155,6 +171,27 @@ class Evidence:
             return self.states(float(value.replace(",", "")))
         except ValueError:
             return False
+
+
+def durations(text: str) -> set[float]:
+    """Each amount of time ``text`` states, in every unit of time ("2 hours": 7200, 120, 2...)."""
+    found: set[float] = set()
+    for amount, unit, half in _DURATION.findall(text):
+        seconds = _amount(amount) * _TIME_UNITS[unit.lower()]
+        seconds += _TIME_UNITS[unit.lower()] / 2 if half else 0
+        found |= {seconds / size for size in set(_TIME_UNITS.values()) if seconds >= size / 2}
+    return found
+
+
+def _amount(text: str) -> float:
+    text = text.lower()
+    if text in ("a", "an"):
+        return 1.0
+    if text.startswith("half"):
+        return 0.5
+    if text == "one and a half":
+        return 1.5
+    return _NUMBER_WORDS[text] if text in _NUMBER_WORDS else float(text)
 
 
 def reads_english(texts: tuple[str, ...]) -> bool:

@@ -189,7 +189,7 @@ def mcp_tools(connection: McpConnection, *, library: str | None = None) -> list[
             spec.input_schema,
             function=_RemoteCall(connection, spec.name),
             library=library,
-            read_only=bool(spec.annotations and spec.annotations.readOnlyHint),
+            read_only=bool(spec.annotations and spec.annotations.read_only_hint),
         )
         for spec in connection.list_tools()
     ]

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from freyr_dspy.datasets import ExpectedCall, check_calls
-from freyr_dspy.tools import Toolbox
+from freyr_dspy.tools import Tool, Toolbox
 
 
 def calls(*specs: tuple[str, dict[str, Any]]) -> list[ExpectedCall]:
@@ -113,3 +113,15 @@ def test_lists_compare_in_order_unless_the_schema_says_a_set(box: Toolbox) -> No
     assert not check_calls(want, [("tag_photos", {"labels": ["sun"], "album": "trip"})], box).ok
     ordered = ExpectedCall(name="get-weather", arguments={"city": ["a", "b"]})
     assert not check_calls([ordered], [("get-weather", {"city": ["b", "a"]})], box).ok
+
+
+def test_a_value_a_function_declares_as_its_default_was_asked_for_implicitly() -> None:
+    def pin(note_id: str, pinned: bool = True) -> str:
+        """Pin a note."""
+        return note_id
+
+    box = Toolbox([Tool.from_function(pin)])
+    want = calls(("pin", {"note_id": "n-1"}))
+    assert check_calls(want, [("pin", {"note_id": "n-1", "pinned": True})], box).ok
+    unpinned = check_calls(want, [("pin", {"note_id": "n-1", "pinned": False})], box)
+    assert unpinned.problems == ("pin: pinned=False was not asked for",)

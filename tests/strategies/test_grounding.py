@@ -201,3 +201,17 @@ def test_a_request_in_another_language_keeps_its_optional_values() -> None:
     assert english.english
     kept, dropped = ground_arguments(tool, arguments, english)
     assert dropped == ["amenities"] and kept == {"city": "Valencia", "guests": 3}
+
+
+@pytest.mark.parametrize(
+    ("said", "minutes"),
+    [("for two hours", 120), ("an hour and a half", 90), ("half an hour", 30), ("2 hrs", 120)],
+)
+def test_a_duration_grounds_the_same_time_in_another_unit(said: str, minutes: int) -> None:
+    evidence = Evidence.of(f"Add the dentist on Friday at 9 {said}")
+    assert evidence.states(minutes)
+    assert not evidence.states(minutes + 15)
+
+
+def test_a_number_without_a_unit_of_time_grounds_no_conversion() -> None:
+    assert not Evidence.of("Book a table for two").states(120)

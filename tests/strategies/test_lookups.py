@@ -127,3 +127,25 @@ def test_tools_without_reads_keep_their_calls() -> None:
     assert result.calls[0].tool == "lend_book"
     assert result.calls[0].arguments == {"book_id": "bk-1"}
     assert engine.roles_called().count("intent") == 1
+
+
+def test_a_read_is_kept_without_the_plan_check_and_an_action_is_still_checked() -> None:
+    """The abstain check guards against actions; a read-only tool changes nothing."""
+    shelf = Shelf()
+    checked: list[list[str]] = []
+
+    def answer(call: FakeCall) -> Any:
+        if call.role == "intent":
+            return {"intents": ["list_books", "lend_book"]}
+        if call.role == "confirm":
+            checked.append(sorted(call.inputs["tools"].split("\n")))
+            return {"asked": {"list_books": False, "lend_book": False}}
+        return {"reply": "Here are your books."}
+
+    prog = FreyrProgram(
+        toolbox=Toolbox.from_object(shelf), strategy=make_strategy("freyr", abstain=True)
+    )
+    prog.set_lm(dspy.LM("fake/reads", engine=FunctionLM(answer), cache=False))
+    result = prog(message="What books do I have?").result
+    assert [c.tool for c in result.calls] == ["list_books"]
+    assert len(checked) == 1 and "lend_book" in checked[0][0] and "list_books" not in str(checked)

@@ -14,6 +14,7 @@ import sys
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 server = MCPServer("freyr-test", log_level="WARNING")
@@ -52,6 +53,12 @@ def create_order(items: list[Item], address: Address, gift: bool = False) -> str
 def refuse(reason: str) -> str:
     """Always fail with the given reason."""
     raise ToolError(f"refused: {reason}")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def peek() -> int:
+    """How many calls of ``count`` this session has made, changing nothing."""
+    return _counter["value"]
 
 
 @server.tool()

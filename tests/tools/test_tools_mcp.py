@@ -33,7 +33,7 @@ def box() -> Iterator[Toolbox]:
 
 
 def test_the_servers_tools_are_listed_with_names_and_schemas_kept(box: Toolbox) -> None:
-    assert box.names == ["math.hypot", "create-order", "refuse", "count"]
+    assert box.names == ["math.hypot", "create-order", "refuse", "peek", "count"]
     assert box.libraries == {"remote": box.names}
     order = box.get("create-order")
     assert order.description == "Create an order of items shipped to an address."
@@ -44,6 +44,10 @@ def test_the_servers_tools_are_listed_with_names_and_schemas_kept(box: Toolbox) 
     assert "- math.hypot: Length of the hypotenuse" in full
     assert "    - items (array of {sku: string, qty: integer}, required)" in full
     assert "    - address ({city: string, zip: string}, required): Where an order goes." in full
+
+
+def test_a_tool_the_server_marks_read_only_is_read_only(box: Toolbox) -> None:
+    assert [tool.name for tool in box if tool.read_only] == ["peek"]
 
 
 def test_calls_run_on_the_server_with_coerced_nested_arguments(box: Toolbox) -> None:
@@ -142,6 +146,6 @@ def http_url() -> Iterator[str]:
 
 def test_a_streamable_http_server_by_url(http_url: str) -> None:
     with Toolbox.from_mcp(http_url, timeout=20) as box:
-        assert box.names == ["math.hypot", "create-order", "refuse", "count"]
+        assert box.names == ["math.hypot", "create-order", "refuse", "peek", "count"]
         order = box.execute("create-order", ORDER).outcome
         assert order.message == "order for Oslo 150: 2x A1, 1x B2"
