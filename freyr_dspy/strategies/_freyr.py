@@ -24,7 +24,7 @@ from freyr_dspy.schemas import Result
 from freyr_dspy.strategies._asks import Ask, open_asks, plan_of, recognise_asks
 from freyr_dspy.strategies._base import StrategyModule
 from freyr_dspy.strategies._calibration import calibrated_first_tool
-from freyr_dspy.strategies._lookups import lookup_policy, lookups_for
+from freyr_dspy.strategies._lookups import lookups_for
 from freyr_dspy.strategies._policies import CallPolicy, PlanningPolicy, Policy, changed_settings
 from freyr_dspy.strategies._run import Run
 from freyr_dspy.strategies._scored_confirm import confirm_inputs, scored_verdicts
@@ -38,6 +38,7 @@ from freyr_dspy.strategies._steps import (
 )
 from freyr_dspy.strategies.retry._loop import (
     call_until_exhausted,
+    look_up,
     returned_results,
     warm_parameters,
     with_results,
@@ -438,12 +439,12 @@ class Freyr(StrategyModule):
         """
         for left in reversed(range(self.planning.rounds - 1)):
             waiting = list(run.waiting)
-            reads = [tool.name for tool in lookups_for(run, waiting)]
-            if not waiting or not (reads or returned_results(run.calls)):
+            can_look_up = bool(lookups_for(run, waiting))
+            if not waiting or not (can_look_up or returned_results(run.calls)):
                 break
             run.ledger.next_round(may_wait=left > 0)
-            if reads:
-                call_until_exhausted(run, self.parameters, reads, lookup_policy(self.calling))
+            if can_look_up:
+                reads = look_up(run, self.parameters, self.calling, waiting)
                 call_until_exhausted(run, self.parameters, waiting, self.calling)
                 intents = [*intents, *reads]
                 continue

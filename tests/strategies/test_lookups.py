@@ -109,13 +109,18 @@ def test_an_id_in_an_earlier_turn_needs_no_lookup() -> None:
     assert engine.roles_called().count("parameters") == 1
 
 
-def test_with_one_round_nothing_is_looked_up() -> None:
+def test_a_call_the_tool_refuses_looks_up_before_its_retry() -> None:
+    """With one round nothing waits: the made-up id runs, fails, and the retry sees a listing."""
     shelf = Shelf()
-    prog, _ = shelf_program(shelf, rounds=1)
+    prog, engine = shelf_program(shelf, rounds=1)
     result = prog(message="Lend out Emma").result
-    first = result.calls[0]
-    assert (first.tool, first.arguments) == ("lend_book", {"book_id": "bk-1"})
-    assert "list_books" not in [c.tool for c in result.calls]
+    assert [(c.tool, c.arguments) for c in result.calls] == [
+        ("list_books", {}),
+        ("lend_book", {"book_id": "bk-9"}),
+    ]
+    assert result.calls[1].errors == ["lend_book failed: no book bk-1"]
+    assert shelf.books["bk-9"]["lent"] is True
+    assert engine.roles_called().count("intent") == 1
 
 
 def test_tools_without_reads_keep_their_calls() -> None:

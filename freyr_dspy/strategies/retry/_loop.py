@@ -25,14 +25,14 @@ from freyr_dspy.roles._parameters import (
 from freyr_dspy.schemas import CallRecord, Outcome
 from freyr_dspy.strategies._executor import ToolExecutor
 from freyr_dspy.strategies._grounding import differs_by_stated_values
-from freyr_dspy.strategies._lookups import lookups_for
+from freyr_dspy.strategies._lookups import lookup_policy, lookups_for
 from freyr_dspy.strategies._policies import CallPolicy
 from freyr_dspy.strategies._run import Run, call_text
 from freyr_dspy.strategies.retry._blame import RetryLimits, blame_note, blamed_arguments
 from freyr_dspy.tools import Tool, recorded_outcome
 from freyr_dspy.tools._toolbox import render_tool_spec
 
-__all__ = ["call_until_exhausted", "returned_results", "with_results"]
+__all__ = ["call_until_exhausted", "look_up", "returned_results", "with_results"]
 
 #: Most calls of one tool the parameters role may write at once with ``split_calls``.
 SPLIT_MOST = 4
@@ -80,6 +80,19 @@ def call_until_exhausted(
             if call_with_retries(run, parameters, name, policy, first=first, words=focus).exhausted:
                 return [n for n in tool_names if n in order[index + 1 :]]
     return []
+
+
+def look_up(run: Run, parameters: Role, policy: CallPolicy, waiting: Sequence[str]) -> list[str]:
+    """Call the read-only tools that may hold what ``waiting`` calls lack; their names.
+
+    ``lookups_for`` picks them; each is called once (``lookup_policy``), shown the request
+    like any call, and never looks anything up itself. A read that needs no value costs no
+    model call.
+    """
+    reads = [tool.name for tool in lookups_for(run, waiting)]
+    for name in reads:
+        call_with_retries(run, parameters, name, lookup_policy(policy), looks_up=False)
+    return reads
 
 
 def parameters_inputs(run: Run, tool_text: str, feedback: str = NO_FEEDBACK) -> dict[str, str]:
@@ -181,6 +194,7 @@ def call_with_retries(
     *,
     first: dict[str, Any] | None = None,
     words: str | None = None,
+    looks_up: bool = True,
 ) -> CallRecord:
     """FREYR's inner loop: parameters -> execute -> on error, feed it back and retry.
 
@@ -195,11 +209,14 @@ def call_with_retries(
     of the tool filled together, ``fill_several``); the role is asked only to retry.
     ``words``: the words of the ask this call answers, when the request asks several things
     (``one_call_note``): a tool shown the whole request took another ask's values.
+    ``looks_up``: the call may wait for read-only tools, or call them after it failed
+    (``look_up``); a lookup itself does neither.
     """
     tools = run.tools(policy)
     attempts = _Attempts.of(run.toolbox.get(tool_name), policy, tools)
     attempts.note = one_call_note(words) if words else ""
-    may_wait = run.can_wait and (returned_results(run.calls) or bool(lookups_for(run, [tool_name])))
+    may_look_up = looks_up and bool(lookups_for(run, [tool_name]))
+    may_wait = looks_up and run.can_wait and (returned_results(run.calls) or may_look_up)
     while attempts.left > 0:
         attempts.left -= 1
         if not attempts.write(run, parameters, first):
@@ -214,6 +231,11 @@ def call_with_retries(
             return attempts.record()
         if attempts.try_call(policy):
             break
+        if attempts.ran and may_look_up:
+            # "no note running-plan": the tool ran and refused a value that a read-only tool
+            # may hold (an id for a title); the retry sees what the reads return.
+            look_up(run, parameters, policy, [tool_name])
+            may_look_up = False
         first = None
     record = attempts.record()
     run.ledger.add_call(record)
