@@ -52,6 +52,10 @@ _DONE = re.compile(
     r"turned|started|stopped|opened|closed)\b",
     re.IGNORECASE,
 )
+#: A sentence opening with the participle of what was done: "Deleted the note."
+_DONE_VERB = re.compile(r"([a-z]+ed)\b", re.IGNORECASE)
+#: How an outcome the roles are shown says the call failed (``Outcome.render``).
+_FAILED = ": ERROR: "
 #: Words that say nothing about what was done (English; 3 letters and more).
 _FILLER = frozenset(
     """the and for you your are was were has have had been this that with from into here there
@@ -68,36 +72,65 @@ def sentences(text: str) -> list[str]:
 
 
 class CallWords:
-    """What the calls of a request said, word by word: their tools, values and results."""
+    """What the calls of a request said, word by word: their tools, values and results.
 
-    def __init__(self, words: Iterable[str]) -> None:
+    ``done`` holds the words of the calls that succeeded: a sentence saying something was
+    done ("Note pinned successfully.", "Deleted the old list.") needs one of those behind it.
+    ``tools`` are the words of the offered tools' names: a sentence opening with a participle
+    that names one of them ("Deleted" for ``delete_note``) needs a call of it that succeeded.
+    Asked to pin one note and delete another, with only a pin planned and that pin failing,
+    Qwen 1.5B replied "Note 'running-plan' pinned successfully. Deleted dentist questions note."
+    """
+
+    def __init__(
+        self, words: Iterable[str], done: Iterable[str] = (), tools: Iterable[str] = ()
+    ) -> None:
         self.stems = _stems(words)
+        self.done = _stems(done)
+        self.tools = _stems(w for name in tools for w in _WORD.findall(name.casefold()))
 
     @classmethod
-    def of(cls, calls: Sequence[CallRecord]) -> CallWords:
-        """The words of ``calls``."""
-        return cls(_call_words(calls))
+    def of(cls, calls: Sequence[CallRecord], tools: Iterable[str] = ()) -> CallWords:
+        """The words of ``calls``; ``tools``: the names of the tools offered."""
+        done = _call_words([c for c in calls if c.outcome.ok])
+        return cls(_call_words(calls), done, tools)
 
     @classmethod
     def of_text(cls, outcomes: str) -> CallWords:
         """The words of the calls as the summary role is shown them (its ``outcomes``).
 
-        The asks shown as not done (``- not done: ...``) are no call's: left out.
+        The asks shown as not done (``- not done: ...``) are no call's: left out; a line whose
+        outcome is an ``ERROR:`` is a call that did nothing.
         """
         lines = [line for line in outcomes.splitlines() if not line.startswith(NOT_DONE)]
-        return cls(_WORD.findall("\n".join(lines).casefold()))
+        done = [line for line in lines if _FAILED not in line]
+        every, succeeded = ("\n".join(part).casefold() for part in (lines, done))
+        return cls(_WORD.findall(every), _WORD.findall(succeeded))
 
     def stand_behind(self, sentence: str) -> bool:
         """Whether some call stands behind ``sentence`` (or it claims nothing)."""
         if _NO_CLAIM.search(sentence):
             return True
         words = _content_words(sentence)
-        return not words or bool(_stems(words) & self.stems)
+        if not words:
+            return True
+        if not claims_done(sentence):
+            return bool(_stems(words) & self.stems)
+        verb = _DONE_VERB.match(sentence.strip())
+        named = verb.group(1).casefold()[:_STEM] if verb is not None else ""
+        if named in self.tools and named not in self.done:
+            return False
+        return bool(_stems(words) & self.done)
 
 
-def unbacked_sentences(reply: str, calls: Sequence[CallRecord]) -> list[str]:
-    """The sentences of ``reply`` that state something no call stands behind (in order)."""
-    behind = CallWords.of(calls)
+def unbacked_sentences(
+    reply: str, calls: Sequence[CallRecord], tools: Iterable[str] = ()
+) -> list[str]:
+    """The sentences of ``reply`` that state something no call stands behind (in order).
+
+    ``tools``: the names of the tools offered (``CallWords``).
+    """
+    behind = CallWords.of(calls, tools)
     return [sentence for sentence in sentences(reply) if not behind.stand_behind(sentence)]
 
 

@@ -60,7 +60,7 @@ def checked_reply(run: Run, reply: str) -> tuple[str, list[str]]:
         run.message, run.conversation, run.state_text(), outcomes_text(run.calls, [])
     )
     invented = unsupported_numbers(reply, evidence)
-    claims = [] if invented else unbacked_sentences(reply, run.calls)
+    claims = [] if invented else unbacked_sentences(reply, run.calls, run.toolbox.names)
     if claims:
         _claimed_asks(run, claims)
         reply = " ".join(s for s in sentences(reply) if s not in claims)

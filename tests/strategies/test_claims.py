@@ -10,7 +10,13 @@ import pytest
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import CallRecord, OpenAsk, Outcome
 from freyr_dspy.strategies import make_strategy
-from freyr_dspy.strategies._claims import CallWords, asked_in, claims_done, unbacked_sentences
+from freyr_dspy.strategies._claims import (
+    CallWords,
+    asked_in,
+    claims_done,
+    sentences,
+    unbacked_sentences,
+)
 from freyr_dspy.strategies._replies import outcomes_text
 from freyr_dspy.testing import FakeCall, FunctionLM
 from freyr_dspy.tools import Tool, Toolbox
@@ -44,6 +50,36 @@ def test_a_sentence_no_call_stands_behind_is_found() -> None:
     behind = CallWords.of_text(outcomes)
     assert behind.stand_behind("Tokyo is sunny.")
     assert not behind.stand_behind("Booked a table.")
+
+
+def test_a_claim_of_something_done_needs_a_call_that_succeeded() -> None:
+    """Only a pin planned, and it failed: neither the pin nor a delete was done."""
+    failed = CallRecord(
+        tool="pin_note",
+        arguments={"note_id": "running-plan"},
+        outcome=Outcome(ok=False, message="pin_note failed: no note running-plan"),
+    )
+    reply = "Note 'running-plan' pinned successfully. Deleted the dentist note."
+    tools = ["pin_note", "delete_note", "append_text"]
+    assert unbacked_sentences(reply, [failed], tools) == sentences(reply)
+    # what the failure was is no claim of success
+    assert unbacked_sentences("The running-plan note was not found.", [failed], tools) == []
+    pinned = failed.model_copy(update={"outcome": Outcome(ok=True, message="note-6 pinned")})
+    # a participle naming an offered tool that no call ran ("Deleted") stays a claim ...
+    assert unbacked_sentences("Pinned note-6. Deleted the dentist note.", [pinned], tools) == [
+        "Deleted the dentist note."
+    ]
+    # ... while one that names no tool may say what a call did in other words
+    appended = CallRecord(
+        tool="append_text",
+        arguments={"note_id": "note-2", "text": "passport"},
+        outcome=Outcome(ok=True, message="note-2 text updated"),
+    )
+    assert unbacked_sentences("Added 'passport' to your note.", [appended], tools) == []
+    # the outcomes as the summary is shown them: an ERROR line did nothing
+    behind = CallWords.of_text(outcomes_text([failed], []))
+    assert not behind.stand_behind("Pinned successfully.")
+    assert behind.stand_behind("The note running-plan was not found.")
 
 
 @pytest.mark.parametrize(
