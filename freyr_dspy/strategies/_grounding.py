@@ -75,6 +75,8 @@ _ECHO_WORDS = 4
 _DATE_OR_TIME = re.compile(
     r"\d{4}-\d{2}-\d{2}([T ]\d{1,2}:\d{2}(:\d{2})?\S*)?|\d{1,2}:\d{2}(:\d{2})?"
 )
+#: An id: one token of letters and digits, maybe joined by ``-``, ``_`` or ``.`` (``SKU-502``).
+_IDENTIFIER = re.compile(r"(?=[^\s]*[A-Za-z])(?=[^\s]*\d)[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*")
 #: A quoted value: 'Lisbon', "ops", `v1.2`, “Lisbon”, ‘Lisbon’.
 _QUOTED_VALUE = r"(?:'[^']+'|\"[^\"]+\"|`[^`]+`|“[^”]+”|‘[^’]+’)"
 #: "e.g. 'Lisbon'", "for example 'a', 'b' or 'c'", "such as `v1.2`": examples are quoted values.
@@ -249,7 +251,8 @@ def unstated_required(tool: Tool, arguments: Mapping[str, Any], evidence: Eviden
     value names nothing the user said. The test is lenient, as a value the model rightly
     derived usually keeps a word of the request (``America/Chicago`` from "Chicago time"):
     a text is unstated when none of its words of three characters or more (or numbers) is in
-    the evidence. Enums, numbers, booleans and dates or times (``2026-05-02`` from "2 May
+    the evidence. An id (letters and digits in one token: ``SKU-502``, ``note-13``) is stated
+    only whole. Enums, numbers, booleans and dates or times (``2026-05-02`` from "2 May
     2026") are derived, not quoted, and are never counted.
     """
     unstated = []
@@ -302,11 +305,21 @@ def _stated_or_derived(value: Any, evidence: Evidence) -> bool:
 def _shares_a_word(text: str, evidence: Evidence) -> bool:
     if not text.strip() or _DATE_OR_TIME.fullmatch(text.strip()):
         return True
+    if _IDENTIFIER.fullmatch(text.strip()):
+        # An id is stated whole or not at all: "SKU-502" shares "sku" with a cart listing
+        # "SKU-501", which states nothing about 502. Separators may differ ("BA 2490").
+        return _id_pattern(text).search(evidence.words) is not None
     words = [w for w in _words(text).split() if len(w) >= _ABBREVIATION or w.isdigit()]
     # A longer word may begin one of the request's ("India" in "Indian").
     return not words or any(
         f" {word}{'' if len(word) > _ABBREVIATION else ' '}" in evidence.words for word in words
     )
+
+
+def _id_pattern(text: str) -> re.Pattern[str]:
+    """The id's runs of letters and of digits, in order, apart or together, whole."""
+    runs = re.findall(r"[a-z]+|\d+", _words(text))
+    return re.compile(r"(?<![a-z0-9])" + r"\s?".join(runs) + r"(?![a-z0-9])")
 
 
 def _says_no_value(value: Any, enum: tuple[Any, ...]) -> bool:

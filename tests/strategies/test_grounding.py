@@ -215,3 +215,20 @@ def test_a_duration_grounds_the_same_time_in_another_unit(said: str, minutes: in
 
 def test_a_number_without_a_unit_of_time_grounds_no_conversion() -> None:
     assert not Evidence.of("Book a table for two").states(120)
+
+
+@pytest.mark.parametrize(
+    ("value", "stated"),
+    [("SKU-501", True), ("BA2490", True), ("note-13", True), ("SKU-502", False), ("note-1", False)],
+)
+def test_an_id_is_stated_only_whole(value: str, stated: bool) -> None:
+    """ "SKU-502" shares "sku" with a listing of SKU-501, and states nothing about 502."""
+    from freyr_dspy.strategies._grounding import unstated_required
+
+    def remove_item(sku: str) -> str:
+        """Take a product out of the cart."""
+        return sku
+
+    evidence = Evidence.of("view_cart returned SKU-501 dog food; flight BA 2490; note-13 title")
+    missing = unstated_required(Tool.from_function(remove_item), {"sku": value}, evidence)
+    assert missing == ([] if stated else ["sku"])
