@@ -52,8 +52,13 @@ _DONE = re.compile(
     r"turned|started|stopped|opened|closed)\b",
     re.IGNORECASE,
 )
-#: A sentence opening with the participle of what was done: "Deleted the note."
-_DONE_VERB = re.compile(r"([a-z]+ed)\b", re.IGNORECASE)
+#: Where a participle says what was done: "Deleted the note.", "Note pinned successfully.",
+#: "Note 'Dentist questions' deleted."
+_DONE_VERBS = (
+    re.compile(r"^([a-z]+ed)\b", re.IGNORECASE),
+    re.compile(r"\b([a-z]+ed)\s+successfully\b", re.IGNORECASE),
+    re.compile(r"\b([a-z]+ed)\W*$", re.IGNORECASE),
+)
 #: How an outcome the roles are shown says the call failed (``Outcome.render``).
 _FAILED = ": ERROR: "
 #: Words that say nothing about what was done (English; 3 letters and more).
@@ -76,8 +81,9 @@ class CallWords:
 
     ``done`` holds the words of the calls that succeeded: a sentence saying something was
     done ("Note pinned successfully.", "Deleted the old list.") needs one of those behind it.
-    ``tools`` are the words of the offered tools' names: a sentence opening with a participle
-    that names one of them ("Deleted" for ``delete_note``) needs a call of it that succeeded.
+    ``tools`` are the offered tools' names: a participle saying what was done that begins with
+    one's action ("Deleted ...", "... pinned successfully", "... deleted." for ``delete_note``,
+    ``pin_note``) needs a call of that action that succeeded.
     Asked to pin one note and delete another, with only a pin planned and that pin failing,
     Qwen 1.5B replied "Note 'running-plan' pinned successfully. Deleted dentist questions note."
     """
@@ -87,13 +93,16 @@ class CallWords:
     ) -> None:
         self.stems = _stems(words)
         self.done = _stems(done)
-        self.tools = _stems(w for name in tools for w in _WORD.findall(name.casefold()))
+        self.actions = {_action(name) for name in tools} - {""}
+        self.done_actions: set[str] = set()
 
     @classmethod
     def of(cls, calls: Sequence[CallRecord], tools: Iterable[str] = ()) -> CallWords:
         """The words of ``calls``; ``tools``: the names of the tools offered."""
-        done = _call_words([c for c in calls if c.outcome.ok])
-        return cls(_call_words(calls), done, tools)
+        succeeded = [c for c in calls if c.outcome.ok]
+        words = cls(_call_words(calls), _call_words(succeeded), tools)
+        words.done_actions = {_action(call.tool) for call in succeeded}
+        return words
 
     @classmethod
     def of_text(cls, outcomes: str) -> CallWords:
@@ -114,13 +123,14 @@ class CallWords:
         words = _content_words(sentence)
         if not words:
             return True
-        if not claims_done(sentence):
-            return bool(_stems(words) & self.stems)
-        verb = _DONE_VERB.match(sentence.strip())
-        named = verb.group(1).casefold()[:_STEM] if verb is not None else ""
-        if named in self.tools and named not in self.done:
+        if any(self._undone(verb) for verb in _done_verbs(sentence)):
             return False
-        return bool(_stems(words) & self.done)
+        return bool(_stems(words) & (self.done if claims_done(sentence) else self.stems))
+
+    def _undone(self, verb: str) -> bool:
+        """Whether ``verb`` ("deleted") names an offered tool's action no call carried out."""
+        names = [a for a in self.actions if verb.startswith(a)]
+        return bool(names) and not any(verb.startswith(a) for a in self.done_actions)
 
 
 def unbacked_sentences(
@@ -162,6 +172,17 @@ _CLAUSE_BREAK = re.compile(r"\s*(?:[,;]|\band\b|\bthen\b|\balso\b|[.?!](?=\s|$))
 
 def _clauses(message: str) -> list[str]:
     return [c.strip() for c in _CLAUSE_BREAK.split(message) if c and c.strip()]
+
+
+def _done_verbs(sentence: str) -> list[str]:
+    text = sentence.strip()
+    return [m.group(1).casefold() for pattern in _DONE_VERBS if (m := pattern.search(text))]
+
+
+def _action(tool: str) -> str:
+    """The action a tool's name opens with (``delete`` of ``delete_note``), 3 letters or more."""
+    words = _WORD.findall(tool.casefold())
+    return words[0] if words and len(words[0]) >= 3 else ""
 
 
 def _call_words(calls: Sequence[CallRecord]) -> list[str]:

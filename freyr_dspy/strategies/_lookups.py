@@ -5,7 +5,10 @@ listing gives. Planned alone, the action's id is made up (Qwen 1.5B wrote ``note
 every note) or the call is not made. A call whose required value is stated nowhere, earlier
 turns and results included, waits (``call_with_retries``); the program then calls the
 toolbox's read-only tools (``Tool.read_only``: they change nothing) that may hold that value,
-and writes the waiting call again with their results in view (``Freyr.more_rounds``).
+and writes the waiting call again with their results in view (``Freyr.more_rounds``). A
+name written where the id belongs ("running-plan" for the note titled "Running plan", which
+Qwen 1.5B wrote even with the listing in view) is replaced by the id of the one record the
+reads returned under that name (``resolved_ids``).
 
 Which reads: those whose name and description share words with the waiting tool and its
 required parameters (``note_id`` of ``pin_note`` with "List the notes (id, title, ...)"),
@@ -18,14 +21,17 @@ ask, not the ask.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
+from freyr_dspy.schemas import CallRecord
 from freyr_dspy.strategies._policies import CallPolicy
 from freyr_dspy.strategies._run import Run
 from freyr_dspy.tools import Tool
 
-__all__ = ["MOST_LOOKUPS", "lookup_policy", "lookups_for"]
+__all__ = ["MOST_LOOKUPS", "lookup_policy", "lookups_for", "resolved_ids"]
 
 #: Read-only tools called for one round of waiting calls, at most.
 MOST_LOOKUPS = 2
@@ -61,6 +67,75 @@ def lookup_policy(policy: CallPolicy) -> CallPolicy:
     """``policy`` for lookups: one retry at most, one call per read."""
     retries = min(policy.max_retries, LOOKUP_RETRIES)
     return dataclasses.replace(policy, max_retries=retries, split_calls=False)
+
+
+def resolved_ids(
+    tool: Tool, arguments: Mapping[str, Any], calls: Sequence[CallRecord]
+) -> dict[str, Any]:
+    """``arguments`` with a name written for an id replaced by that record's id.
+
+    For a required text parameter whose value is no id the reads of ``calls`` returned: the
+    records they returned whose id field fits the parameter (``id`` for ``note_id``, ``sku``
+    for ``sku``) and another field says the value in the same words ("Running plan" for
+    ``running-plan``); exactly one such record gives its id.
+    """
+    records = [r for call in calls if _succeeded(call) for r in _records(_returned(call))]
+    if not records:
+        return dict(arguments)
+    resolved = dict(arguments)
+    for parameter in tool.parameters:
+        value = arguments.get(parameter.name)
+        if not parameter.required or not isinstance(value, str) or not value.strip():
+            continue
+        ids = [r[key] for r in records if (key := _id_key(r, parameter.name)) is not None]
+        if value in ids:
+            continue
+        named = _plain(value)
+        matches = {
+            r[key]
+            for r in records
+            if (key := _id_key(r, parameter.name)) is not None
+            and any(_plain(v) == named for k, v in r.items() if k != key and isinstance(v, str))
+        }
+        if len(matches) == 1:
+            resolved[parameter.name] = matches.pop()
+    return resolved
+
+
+def _succeeded(call: CallRecord) -> bool:
+    return call.outcome.ok and not call.never_made
+
+
+def _returned(call: CallRecord) -> Any:
+    if call.outcome.data is not None:
+        return call.outcome.data
+    try:
+        return json.loads(call.outcome.message)
+    except ValueError:
+        return None
+
+
+def _records(value: Any) -> Iterator[Mapping[str, Any]]:
+    """Every JSON object in ``value``, nested ones included."""
+    if isinstance(value, Mapping):
+        yield value
+        for item in value.values():
+            yield from _records(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _records(item)
+
+
+def _id_key(record: Mapping[str, Any], parameter: str) -> str | None:
+    """The key of ``record`` that holds what ``parameter`` names (``id`` for ``note_id``)."""
+    for key in (parameter, "id"):
+        if isinstance(record.get(key), str) and (key == parameter or parameter.endswith("id")):
+            return key
+    return None
+
+
+def _plain(text: str) -> str:
+    return " ".join(_WORD.findall(text.replace("_", " ").lower()))
 
 
 def _words_of(tool: Tool) -> set[str]:

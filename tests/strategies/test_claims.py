@@ -76,6 +76,16 @@ def test_a_claim_of_something_done_needs_a_call_that_succeeded() -> None:
         outcome=Outcome(ok=True, message="note-2 text updated"),
     )
     assert unbacked_sentences("Added 'passport' to your note.", [appended], tools) == []
+    # a participle of an offered tool's action, wherever it says what was done
+    listing = CallRecord(
+        tool="list_notes",
+        arguments={"tag": "health"},
+        outcome=Outcome(ok=True, message='[{"id": "note-5", "title": "Dentist questions"}]'),
+    )
+    reply = "Note 'Dentist questions' deleted. Your notes tagged 'health' have been listed."
+    assert unbacked_sentences(reply, [listing, failed], [*tools, "list_notes"]) == [
+        "Note 'Dentist questions' deleted."
+    ]
     # the outcomes as the summary is shown them: an ERROR line did nothing
     behind = CallWords.of_text(outcomes_text([failed], []))
     assert not behind.stand_behind("Pinned successfully.")

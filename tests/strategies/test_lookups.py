@@ -154,3 +154,41 @@ def test_a_read_is_kept_without_the_plan_check_and_an_action_is_still_checked() 
     result = prog(message="What books do I have?").result
     assert [c.tool for c in result.calls] == ["list_books"]
     assert len(checked) == 1 and "lend_book" in checked[0][0] and "list_books" not in str(checked)
+
+
+def test_a_name_written_for_an_id_takes_the_id_of_the_record_the_lookup_returned() -> None:
+    """Qwen 1.5B wrote "running-plan" for the note titled "Running plan", listing in view."""
+    shelf = Shelf()
+
+    def answer(call: FakeCall) -> Any:
+        if call.role == "intent":
+            return {"intents": ["lend_book"]}
+        if call.role == "parameters":
+            return {"arguments": {"book_id": "emma"}}
+        return {"reply": "Lent Emma."}
+
+    prog = FreyrProgram(toolbox=Toolbox.from_object(shelf), strategy=make_strategy("freyr"))
+    prog.set_lm(dspy.LM("fake/names", engine=FunctionLM(answer), cache=False))
+    result = prog(message="Lend out Emma").result
+    assert [(c.tool, c.arguments) for c in result.calls] == [
+        ("list_books", {}),
+        ("lend_book", {"book_id": "bk-9"}),
+    ]
+    assert shelf.books["bk-9"]["lent"] is True
+
+
+def test_a_name_two_records_share_is_left_as_written() -> None:
+    from freyr_dspy.schemas import CallRecord, Outcome
+    from freyr_dspy.strategies._lookups import resolved_ids
+
+    listing = CallRecord(
+        tool="list_books",
+        outcome=Outcome(
+            ok=True,
+            message="",
+            data=[{"id": "bk-1", "title": "Emma"}, {"id": "bk-2", "title": "Emma"}],
+        ),
+    )
+    lend = Toolbox.from_object(Shelf()).get("lend_book")
+    assert resolved_ids(lend, {"book_id": "emma"}, [listing]) == {"book_id": "emma"}
+    assert resolved_ids(lend, {"book_id": "bk-2"}, [listing]) == {"book_id": "bk-2"}

@@ -25,7 +25,7 @@ from freyr_dspy.roles._parameters import (
 from freyr_dspy.schemas import CallRecord, Outcome
 from freyr_dspy.strategies._executor import ToolExecutor
 from freyr_dspy.strategies._grounding import differs_by_stated_values
-from freyr_dspy.strategies._lookups import lookup_policy, lookups_for
+from freyr_dspy.strategies._lookups import lookup_policy, lookups_for, resolved_ids
 from freyr_dspy.strategies._policies import CallPolicy
 from freyr_dspy.strategies._run import Run, call_text
 from freyr_dspy.strategies.retry._blame import RetryLimits, blame_note, blamed_arguments
@@ -221,6 +221,7 @@ def call_with_retries(
         attempts.left -= 1
         if not attempts.write(run, parameters, first):
             break
+        attempts.arguments = resolved_ids(attempts.tool, attempts.arguments, run.calls)
         if may_wait and tools.unstated(tool_name, attempts.arguments):
             # A value stated nowhere, results so far included, would be made up where it
             # should come from a result the plan has not asked for yet, or from a read-only
