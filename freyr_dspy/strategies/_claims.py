@@ -53,11 +53,12 @@ _DONE = re.compile(
     re.IGNORECASE,
 )
 #: Where a participle says what was done: "Deleted the note.", "Note pinned successfully.",
-#: "Note 'Dentist questions' deleted."
+#: "Note 'Dentist questions' deleted.", "I've pinned the note."
 _DONE_VERBS = (
     re.compile(r"^([a-z]+ed)\b", re.IGNORECASE),
     re.compile(r"\b([a-z]+ed)\s+successfully\b", re.IGNORECASE),
     re.compile(r"\b([a-z]+ed)\W*$", re.IGNORECASE),
+    re.compile(r"\b(?:i've|i have|has been|have been|was|were)\s+([a-z]+ed)\b", re.IGNORECASE),
 )
 #: How an outcome the roles are shown says the call failed (``Outcome.render``).
 _FAILED = ": ERROR: "

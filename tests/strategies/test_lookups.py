@@ -192,3 +192,28 @@ def test_a_name_two_records_share_is_left_as_written() -> None:
     lend = Toolbox.from_object(Shelf()).get("lend_book")
     assert resolved_ids(lend, {"book_id": "emma"}, [listing]) == {"book_id": "emma"}
     assert resolved_ids(lend, {"book_id": "bk-2"}, [listing]) == {"book_id": "bk-2"}
+
+
+def test_a_lookup_lists_everything_its_optional_filters_left_at_their_defaults() -> None:
+    """Asked to fill a listing's tag, Qwen 1.5B wrote the action's words and listed nothing."""
+
+    class Tagged(Shelf):
+        __freyr_reads__ = ("find_books",)
+
+        def find_books(self, genre: str = "") -> list[dict[str, Any]]:
+            """List the books (id, title), all or those of a genre.
+
+            Args:
+                genre: only books of this genre; empty for all.
+            """
+            return [] if genre else self.list_books()
+
+    shelf = Tagged()
+    prog, engine = shelf_program(shelf)
+    toolbox = Toolbox.from_object(shelf, methods=["find_books", "lend_book"])
+    result = prog(message="Lend out Emma", toolbox=toolbox).result
+    assert [(c.tool, c.arguments) for c in result.calls] == [
+        ("find_books", {}),
+        ("lend_book", {"book_id": "bk-9"}),
+    ]
+    assert engine.roles_called().count("parameters") == 2  # the action twice, the read never

@@ -85,14 +85,19 @@ def call_until_exhausted(
 def look_up(run: Run, parameters: Role, policy: CallPolicy, waiting: Sequence[str]) -> list[str]:
     """Call the read-only tools that may hold what ``waiting`` calls lack; their names.
 
-    ``lookups_for`` picks them; each is called once (``lookup_policy``), shown the request
-    like any call, and never looks anything up itself. A read that needs no value costs no
-    model call.
+    ``lookups_for`` picks them; each is called once (``lookup_policy``) and never looks
+    anything up itself. A read that needs no value is called with none (its filters left at
+    their defaults: everything is listed), which costs no model call; one that needs values
+    has them written like any call's.
     """
-    reads = [tool.name for tool in lookups_for(run, waiting)]
-    for name in reads:
-        call_with_retries(run, parameters, name, lookup_policy(policy), looks_up=False)
-    return reads
+    reads = lookups_for(run, waiting)
+    for read in reads:
+        # A read that needs no value is called with none: asked to fill its optional filter,
+        # Qwen 1.5B wrote the action's words ("urgent" for the tag) and listed nothing.
+        first = None if any(p.required for p in read.parameters) else {}
+        call_with_retries(run, parameters, read.name, lookup_policy(policy), first=first,
+                          looks_up=False)  # fmt: skip
+    return [read.name for read in reads]
 
 
 def parameters_inputs(run: Run, tool_text: str, feedback: str = NO_FEEDBACK) -> dict[str, str]:
