@@ -94,7 +94,7 @@ def look_up(run: Run, parameters: Role, policy: CallPolicy, waiting: Sequence[st
     for read in reads:
         # A read that needs no value is called with none: asked to fill its optional filter,
         # Qwen 1.5B wrote the action's words ("urgent" for the tag) and listed nothing.
-        first = None if any(p.required for p in read.parameters) else {}
+        first: dict[str, Any] | None = None if any(p.required for p in read.parameters) else {}
         call_with_retries(run, parameters, read.name, lookup_policy(policy), first=first,
                           looks_up=False)  # fmt: skip
     return [read.name for read in reads]
