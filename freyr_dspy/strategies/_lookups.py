@@ -76,8 +76,9 @@ def resolved_ids(
 
     For a required text parameter whose value is no id the reads of ``calls`` returned: the
     records they returned whose id field fits the parameter (``id`` for ``note_id``, ``sku``
-    for ``sku``) and another field says the value in the same words ("Running plan" for
-    ``running-plan``); exactly one such record gives its id.
+    for ``sku``) and another field holds every word of the value ("Running plan" for
+    ``running-plan``, "Tax documents 2026" for ``tax-documents``); exactly one such record
+    gives its id.
     """
     records = [r for call in calls if _succeeded(call) for r in _records(_returned(call))]
     if not records:
@@ -90,16 +91,21 @@ def resolved_ids(
         ids = [r[key] for r in records if (key := _id_key(r, parameter.name)) is not None]
         if value in ids:
             continue
-        named = _plain(value)
+        named = set(_plain(value).split())
         matches = {
             r[key]
             for r in records
             if (key := _id_key(r, parameter.name)) is not None
-            and any(_plain(v) == named for k, v in r.items() if k != key and isinstance(v, str))
+            and any(_names(v, named) for k, v in r.items() if k != key and isinstance(v, str))
         }
         if len(matches) == 1:
             resolved[parameter.name] = matches.pop()
     return resolved
+
+
+def _names(field: str, words: set[str]) -> bool:
+    """Whether ``words`` name ``field``: all are its words (``tax documents`` of "Tax documents")."""
+    return bool(words) and words <= set(_plain(field).split())
 
 
 def _succeeded(call: CallRecord) -> bool:

@@ -217,3 +217,21 @@ def test_a_lookup_lists_everything_its_optional_filters_left_at_their_defaults()
         ("lend_book", {"book_id": "bk-9"}),
     ]
     assert engine.roles_called().count("parameters") == 2  # the action twice, the read never
+
+
+def test_a_name_that_is_part_of_one_title_takes_its_id() -> None:
+    from freyr_dspy.schemas import CallRecord, Outcome
+    from freyr_dspy.strategies._lookups import resolved_ids
+
+    listing = CallRecord(
+        tool="list_books",
+        outcome=Outcome(
+            ok=True,
+            message="",
+            data=[{"id": "bk-1", "title": "Tax documents 2026"}, {"id": "bk-2", "title": "Tax"}],
+        ),
+    )
+    lend = Toolbox.from_object(Shelf()).get("lend_book")
+    assert resolved_ids(lend, {"book_id": "tax-documents"}, [listing]) == {"book_id": "bk-1"}
+    # "tax" is a word of both titles: it names neither
+    assert resolved_ids(lend, {"book_id": "tax"}, [listing]) == {"book_id": "tax"}
