@@ -104,7 +104,7 @@ def resolved_ids(
 
 
 def _names(field: str, words: set[str]) -> bool:
-    """Whether ``words`` name ``field``: all are its words (``tax documents`` of "Tax documents")."""
+    """Whether ``words`` name ``field``: all are its words ("tax documents" of "Tax documents")."""
     return bool(words) and words <= set(_plain(field).split())
 
 
