@@ -146,7 +146,8 @@ def confirm_intents(
     fewest = 1 if abstain else 2
     if len(tools) < fewest or role is None:
         return intents
-    margin = abstain_margin if len(tools) == 1 else confirm_margin
+    # a read planned beside an action makes a plan of several asks, checked as one
+    margin = abstain_margin if len(planned) == 1 else confirm_margin
     verdicts = scored_verdicts(run, role, tools, margin=margin) if scored else None
     if verdicts is None:
         prediction = run.call(role, contract=confirm_contract(tools), **confirm_inputs(run, tools))
