@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import dspy
+import pytest
 
 from freyr_dspy.program import FreyrProgram, Session
 from freyr_dspy.strategies import make_strategy
@@ -235,3 +236,34 @@ def test_a_name_that_is_part_of_one_title_takes_its_id() -> None:
     assert resolved_ids(lend, {"book_id": "tax-documents"}, [listing]) == {"book_id": "bk-1"}
     # "tax" is a word of both titles: it names neither
     assert resolved_ids(lend, {"book_id": "tax"}, [listing]) == {"book_id": "tax"}
+
+
+def test_an_action_planned_beside_a_read_gets_the_margin_of_several_asks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Checked alone, the action met the stricter margin of a one-tool plan."""
+    from freyr_dspy.strategies import _freyr
+
+    seen: list[tuple[list[str], float | None]] = []
+
+    def verdicts(run: Any, role: Any, tools: list[str], *, margin: float | None = None) -> Any:
+        seen.append((tools, margin))
+        return dict.fromkeys(tools, True)
+
+    monkeypatch.setattr(_freyr, "scored_verdicts", verdicts)
+
+    def answer(call: FakeCall) -> Any:
+        if call.role == "intent":
+            return {"intents": ["list_books", "lend_book"] if "which" in call.inputs["message"]
+                    else ["lend_book"]}  # fmt: skip
+        if call.role == "parameters":
+            return {"arguments": {"book_id": "bk-9"}}
+        return {"reply": "Done."}
+
+    settings = {"abstain_margin": 0.9, "confirm_margin": 0.2}
+    strategy = make_strategy("freyr", abstain=True, scored_confirm=True, **settings)
+    prog = FreyrProgram(toolbox=Toolbox.from_object(Shelf()), strategy=strategy)
+    prog.set_lm(dspy.LM("fake/margins", engine=FunctionLM(answer), cache=False))
+    prog(message="List my books and lend bk-9, which is Emma")
+    prog(message="Lend bk-9")
+    assert seen == [(["lend_book"], 0.2), (["lend_book"], 0.9)]
