@@ -38,6 +38,7 @@ __all__ = [
     "blame_note",
     "blamed_arguments",
     "listed_choices",
+    "listed_correction",
 ]
 
 
@@ -102,6 +103,34 @@ def listed_choices(error: str, parameter: str, written: Any = None) -> list[str]
         if any(_same_noun(kind, word) for kind in kinds for word in _words(match["label"]))
     ]
     return _items(lists[-1]) if lists else []
+
+
+def listed_correction(arguments: Mapping[str, Any], error: str) -> dict[str, Any] | None:
+    """``arguments`` with each blamed text replaced by the one listed value it names; or None.
+
+    "lock failed: no door patio door; doors: front, patio": the model wrote the door as the
+    user said it, and the error lists the names the tool takes. A listed value whose words are
+    all among the written value's, or the other way round, and no other listed value's, is
+    what was meant: the retry takes it without asking the model again (the 1.5B wrote
+    ``patio door`` on every retry). None when no blamed value has exactly one such match.
+    """
+    corrected = dict(arguments)
+    for name, value in blamed_arguments(arguments, error).items():
+        if not isinstance(value, str) or not value.strip():
+            continue
+        written = set(_tokens(value))
+        matches = [
+            choice
+            for choice in listed_choices(error, name, value)
+            if (said := set(_tokens(choice))) and (said <= written or written <= said)
+        ]
+        if len(matches) == 1 and matches[0] != value:
+            corrected[name] = matches[0]
+    return corrected if corrected != dict(arguments) else None
+
+
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
 
 
 @dataclass

@@ -28,7 +28,12 @@ from freyr_dspy.strategies._grounding import differs_by_stated_values
 from freyr_dspy.strategies._lookups import lookup_policy, lookups_for, resolved_ids
 from freyr_dspy.strategies._policies import CallPolicy
 from freyr_dspy.strategies._run import Run, call_text
-from freyr_dspy.strategies.retry._blame import RetryLimits, blame_note, blamed_arguments
+from freyr_dspy.strategies.retry._blame import (
+    RetryLimits,
+    blame_note,
+    blamed_arguments,
+    listed_correction,
+)
 from freyr_dspy.tools import Tool, recorded_outcome
 from freyr_dspy.tools._toolbox import render_tool_spec
 
@@ -242,7 +247,12 @@ def call_with_retries(
             # may hold (an id for a title); the retry sees what the reads return.
             look_up(run, parameters, policy, [tool_name])
             may_look_up = False
-        first = None
+        # "no door patio door; doors: front, patio": the retry takes the listed value meant
+        first = (
+            listed_correction(attempts.arguments, attempts.outcome.message)
+            if attempts.ran
+            else None
+        )
     record = attempts.record()
     run.ledger.add_call(record)
     return record

@@ -3,11 +3,14 @@ the retry's narrowed schema is tested in ``tests/prompting/test_narrowing.py``."
 
 from __future__ import annotations
 
+import pytest
+
 from freyr_dspy.strategies.retry._blame import (
     RetryLimits,
     blame_note,
     blamed_arguments,
     listed_choices,
+    listed_correction,
 )
 from freyr_dspy.tools import Tool
 from tests.support.room_tool import create_room
@@ -132,3 +135,52 @@ def test_retry_limits_keep_a_list_until_another_replaces_it_less_each_blamed_val
     # an enum parameter is offered only listed members it has
     alone.record("direction 'up' is wrong; directions: east, down", {"direction": "up"}, properties)
     assert alone.choices == {"direction": ["east"]}
+
+
+@pytest.mark.parametrize(
+    ("written", "error", "corrected"),
+    [
+        ("patio door", "no door patio door; doors: front, patio", "patio"),
+        ("Hal", "room 'Hal' is not a room; rooms: Hall, Cellar.", None),  # names no listed one
+        ("running-plan", "no note running-plan; notes: note-3, note-5", None),
+        ("big hall", "no room 'big hall'; rooms: Hall, Hall annex", "Hall"),
+        ("hall", "no room 'hall'; rooms: Hall, Hall annex", None),  # both are halls
+    ],
+)
+def test_a_blamed_value_that_names_one_listed_value_takes_it(
+    written: str, error: str, corrected: str | None
+) -> None:
+    parameter = "door" if "door" in error else "room" if "room" in error else "note"
+    fixed = listed_correction({parameter: written, "locked": True}, error)
+    assert fixed == (None if corrected is None else {parameter: corrected, "locked": True})
+
+
+def test_a_tool_that_lists_its_values_gets_the_one_meant_without_another_model_call() -> None:
+    import dspy
+
+    from freyr_dspy.program import FreyrProgram
+    from freyr_dspy.strategies import make_strategy
+    from freyr_dspy.testing import FakeCall, FunctionLM
+    from freyr_dspy.tools import Tool, Toolbox
+
+    def lock(door: str) -> str:
+        """Lock a door."""
+        if door not in ("front", "patio"):
+            raise ValueError(f"no door {door}; doors: front, patio")
+        return f"{door} door locked"
+
+    def answer(call: FakeCall) -> dict[str, object]:
+        if call.role == "intent":
+            return {"intents": ["lock"]}
+        if call.role == "parameters":
+            return {"arguments": {"door": "patio door"}}  # as the user said it, every time
+        return {"reply": "Locked."}
+
+    engine = FunctionLM(answer)
+    program = FreyrProgram(
+        toolbox=Toolbox([Tool.from_function(lock)]), strategy=make_strategy("freyr")
+    )
+    program.set_lm(dspy.LM("fake/listed", engine=engine, cache=False))
+    [call] = program(message="Lock the patio door").result.calls
+    assert (call.arguments, call.outcome.ok, call.attempts) == ({"door": "patio"}, True, 2)
+    assert engine.roles_called().count("parameters") == 1
