@@ -106,9 +106,12 @@ def _scripted(turns: dict[str, dict[str, Any]]) -> tuple[FreyrProgram, FunctionL
 RIGHT = {
     "What's in my cart?": {"intents": ["view_cart"], "arguments": {"view_cart": {}},
                            "reply": "2 oat milk."},
+    # SKU-2 is stated nowhere before: the program looks it up (the listing, then the search,
+    # whose query the model writes) and writes add_item again with the results in view
     "Add a rye bread and apply SAVE10": {
         "intents": ["add_item", "apply_coupon"],
-        "arguments": {"add_item": {"sku": "SKU-2"}, "apply_coupon": {"code": "SAVE10"}}},
+        "arguments": {"add_item": {"sku": "SKU-2"}, "apply_coupon": {"code": "SAVE10"},
+                      "search_products": {"query": "rye bread"}}},
     "Check out to home": {"intents": ["checkout"], "arguments": {"checkout": {"address": "home"}}},
 }  # fmt: skip
 
@@ -127,6 +130,7 @@ def test_a_conversation_runs_on_one_live_app_each_turn_seeing_the_earlier_ones(
     last = [c for c in engine.calls if c.role == "intent"][-1].inputs["conversation"]
     assert "user: What's in my cart?" in last and "tool: view_cart() returned" in last
     assert "tool: apply_coupon(code='SAVE10') returned SAVE10: 10 % off" in last
+    assert "tool: search_products(query='rye bread') returned" in last
     # a wrong turn fails it, and the end state fails the conversation's last turn
     wrong = {**RIGHT, "Add a rye bread and apply SAVE10": {
         "intents": ["add_item"], "arguments": {"add_item": {"sku": "SKU-2"}}}}  # fmt: skip

@@ -82,7 +82,9 @@ def call_until_exhausted(
         )
         focus = asked[0] if most == 1 and len(asked) == 1 else None
         for first in several:
-            if call_with_retries(run, parameters, name, policy, first=first, words=focus).exhausted:
+            record = call_with_retries(run, parameters, name, policy, first=first, words=focus)
+            # a call that waits for a later round is not a failure: the calls after it go on
+            if record.exhausted and name not in run.waiting:
                 return [n for n in tool_names if n in order[index + 1 :]]
     return []
 
