@@ -90,20 +90,23 @@ class CallWords:
     """
 
     def __init__(
-        self, words: Iterable[str], done: Iterable[str] = (), tools: Iterable[str] = ()
+        self,
+        words: Iterable[str],
+        done: Iterable[str] = (),
+        tools: Iterable[str] = (),
+        done_tools: Iterable[str] = (),
     ) -> None:
         self.stems = _stems(words)
         self.done = _stems(done)
         self.actions = {_action(name) for name in tools} - {""}
-        self.done_actions: set[str] = set()
+        self.done_actions = {_action(name) for name in done_tools}
 
     @classmethod
     def of(cls, calls: Sequence[CallRecord], tools: Iterable[str] = ()) -> CallWords:
         """The words of ``calls``; ``tools``: the names of the tools offered."""
         succeeded = [c for c in calls if c.outcome.ok]
-        words = cls(_call_words(calls), _call_words(succeeded), tools)
-        words.done_actions = {_action(call.tool) for call in succeeded}
-        return words
+        done_tools = [call.tool for call in succeeded]
+        return cls(_call_words(calls), _call_words(succeeded), tools, done_tools)
 
     @classmethod
     def of_text(cls, outcomes: str) -> CallWords:
@@ -130,8 +133,8 @@ class CallWords:
 
     def _undone(self, verb: str) -> bool:
         """Whether ``verb`` ("deleted") names an offered tool's action no call carried out."""
-        names = [a for a in self.actions if verb.startswith(a)]
-        return bool(names) and not any(verb.startswith(a) for a in self.done_actions)
+        named = any(verb.startswith(a) for a in self.actions)
+        return named and not any(verb.startswith(a) for a in self.done_actions)
 
 
 def unbacked_sentences(

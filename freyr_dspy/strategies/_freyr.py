@@ -440,14 +440,14 @@ class Freyr(StrategyModule):
         """
         for left in reversed(range(self.planning.rounds - 1)):
             waiting = list(run.waiting)
-            can_look_up = bool(lookups_for(run, waiting))
-            if not waiting or not (can_look_up or returned_results(run.calls)):
+            reads = lookups_for(run, waiting)
+            if not waiting or not (reads or returned_results(run.calls)):
                 break
             run.ledger.next_round(may_wait=left > 0)
-            if can_look_up:
-                reads = look_up(run, self.parameters, self.calling, waiting)
+            if reads:
+                looked_up = look_up(run, self.parameters, self.calling, reads)
                 call_until_exhausted(run, self.parameters, waiting, self.calling)
-                intents = [*intents, *reads]
+                intents = [*intents, *looked_up]
                 continue
             conversation = with_results(run.conversation, run.calls)
             missing = still_missing(self.select(run, conversation=conversation), run.calls)

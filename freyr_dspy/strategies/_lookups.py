@@ -47,6 +47,8 @@ _COMMON = frozenset(
 
 def lookups_for(run: Run, waiting: Sequence[str]) -> list[Tool]:
     """The read-only tools worth calling for the ``waiting`` calls, best first."""
+    if not any(tool.read_only for tool in run.toolbox):
+        return []  # asked before every call: most toolboxes have no reads
     made = {call.tool for call in run.calls}
     wanted = [run.toolbox.get(name) for name in dict.fromkeys(waiting)]
     needed = {p.name for tool in wanted for p in tool.parameters if p.required}
@@ -74,11 +76,11 @@ def resolved_ids(
 ) -> dict[str, Any]:
     """``arguments`` with a name written for an id replaced by that record's id.
 
-    For a required text parameter whose value is no id the reads of ``calls`` returned: the
-    records they returned whose id field fits the parameter (``id`` for ``note_id``, ``sku``
-    for ``sku``) and another field holds every word of the value ("Running plan" for
-    ``running-plan``, "Tax documents 2026" for ``tax-documents``); exactly one such record
-    gives its id.
+    For a required text parameter whose value is no id the calls that succeeded returned
+    (the reads among them, mostly): the records they returned whose id field fits the
+    parameter (``id`` for ``note_id``, ``sku`` for ``sku``) and another field holds every word
+    of the value ("Running plan" for ``running-plan``, "Tax documents 2026" for
+    ``tax-documents``); exactly one such record gives its id.
     """
     records = [r for call in calls if _succeeded(call) for r in _records(_returned(call))]
     if not records:
@@ -88,15 +90,14 @@ def resolved_ids(
         value = arguments.get(parameter.name)
         if not parameter.required or not isinstance(value, str) or not value.strip():
             continue
-        ids = [r[key] for r in records if (key := _id_key(r, parameter.name)) is not None]
-        if value in ids:
+        keyed = [(r, key) for r in records if (key := _id_key(r, parameter.name)) is not None]
+        if value in (r[key] for r, key in keyed):
             continue
         named = set(_plain(value).split())
         matches = {
             r[key]
-            for r in records
-            if (key := _id_key(r, parameter.name)) is not None
-            and any(_names(v, named) for k, v in r.items() if k != key and isinstance(v, str))
+            for r, key in keyed
+            if any(_names(v, named) for k, v in r.items() if k != key and isinstance(v, str))
         }
         if len(matches) == 1:
             resolved[parameter.name] = matches.pop()

@@ -8,8 +8,9 @@ import dspy
 import pytest
 
 from freyr_dspy.program import FreyrProgram, Session
+from freyr_dspy.schemas import CallRecord, Outcome
 from freyr_dspy.strategies import make_strategy
-from freyr_dspy.strategies._lookups import lookups_for
+from freyr_dspy.strategies._lookups import lookups_for, resolved_ids
 from freyr_dspy.strategies._run import Run
 from freyr_dspy.testing import FakeCall, FunctionLM
 from freyr_dspy.tools import Toolbox
@@ -178,18 +179,14 @@ def test_a_name_written_for_an_id_takes_the_id_of_the_record_the_lookup_returned
     assert shelf.books["bk-9"]["lent"] is True
 
 
-def test_a_name_two_records_share_is_left_as_written() -> None:
-    from freyr_dspy.schemas import CallRecord, Outcome
-    from freyr_dspy.strategies._lookups import resolved_ids
+def listing_of(*titles: str) -> CallRecord:
+    """A listing that returned books ``bk-1``, ``bk-2``... with these titles."""
+    books = [{"id": f"bk-{n}", "title": title} for n, title in enumerate(titles, start=1)]
+    return CallRecord(tool="list_books", outcome=Outcome(ok=True, message="", data=books))
 
-    listing = CallRecord(
-        tool="list_books",
-        outcome=Outcome(
-            ok=True,
-            message="",
-            data=[{"id": "bk-1", "title": "Emma"}, {"id": "bk-2", "title": "Emma"}],
-        ),
-    )
+
+def test_a_name_two_records_share_is_left_as_written() -> None:
+    listing = listing_of("Emma", "Emma")
     lend = Toolbox.from_object(Shelf()).get("lend_book")
     assert resolved_ids(lend, {"book_id": "emma"}, [listing]) == {"book_id": "emma"}
     assert resolved_ids(lend, {"book_id": "bk-2"}, [listing]) == {"book_id": "bk-2"}
@@ -221,17 +218,7 @@ def test_a_lookup_lists_everything_its_optional_filters_left_at_their_defaults()
 
 
 def test_a_name_that_is_part_of_one_title_takes_its_id() -> None:
-    from freyr_dspy.schemas import CallRecord, Outcome
-    from freyr_dspy.strategies._lookups import resolved_ids
-
-    listing = CallRecord(
-        tool="list_books",
-        outcome=Outcome(
-            ok=True,
-            message="",
-            data=[{"id": "bk-1", "title": "Tax documents 2026"}, {"id": "bk-2", "title": "Tax"}],
-        ),
-    )
+    listing = listing_of("Tax documents 2026", "Tax")
     lend = Toolbox.from_object(Shelf()).get("lend_book")
     assert resolved_ids(lend, {"book_id": "tax-documents"}, [listing]) == {"book_id": "bk-1"}
     # "tax" is a word of both titles: it names neither

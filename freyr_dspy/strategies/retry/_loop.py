@@ -89,15 +89,14 @@ def call_until_exhausted(
     return []
 
 
-def look_up(run: Run, parameters: Role, policy: CallPolicy, waiting: Sequence[str]) -> list[str]:
-    """Call the read-only tools that may hold what ``waiting`` calls lack; their names.
+def look_up(run: Run, parameters: Role, policy: CallPolicy, reads: Sequence[Tool]) -> list[str]:
+    """Call ``reads``, the read-only tools ``lookups_for`` picked; their names.
 
-    ``lookups_for`` picks them; each is called once (``lookup_policy``) and never looks
-    anything up itself. A read that needs no value is called with none (its filters left at
-    their defaults: everything is listed), which costs no model call; one that needs values
-    has them written like any call's.
+    Each is called once (``lookup_policy``) and never looks anything up itself. A read that
+    needs no value is called with none (its filters left at their defaults: everything is
+    listed), which costs no model call; one that needs values has them written like any
+    call's.
     """
-    reads = lookups_for(run, waiting)
     for read in reads:
         # A read that needs no value is called with none: asked to fill its optional filter,
         # Qwen 1.5B wrote the action's words ("urgent" for the tag) and listed nothing.
@@ -247,7 +246,7 @@ def call_with_retries(
         if attempts.ran and may_look_up:
             # "no note running-plan": the tool ran and refused a value that a read-only tool
             # may hold (an id for a title); the retry sees what the reads return.
-            look_up(run, parameters, policy, [tool_name])
+            look_up(run, parameters, policy, lookups_for(run, [tool_name]))
             may_look_up = False
         # "no door patio door; doors: front, patio": the retry takes the listed value meant
         first = (
