@@ -29,6 +29,7 @@ from freyr_dspy.strategies import (
     Ending,
     Ledger,
     ModelFailure,
+    Request,
     Run,
     StrategyModule,
     make_strategy,
@@ -284,6 +285,23 @@ class FreyrProgram(dspy.Module):
         ending: Ending = "calls" if calls_only else "reply"
         run = self.start_run(message, conversation, state, toolbox, ending=ending)
         return to_prediction(self.run_step(run, self.strategy.run))
+
+    def answer(self, request: Request) -> Result:
+        """Answer one ``Request`` in the mode it asks: calls for the caller to make, or a reply.
+
+        The request's tools are specs: calls are recorded, not executed; the caller makes them
+        and comes back with their results (``Request.answered``). ``freyr serve`` answers each
+        HTTP request this way; the strategy decides how (``StrategyModule.answer``). The
+        request's sampling and reply contract apply to its own role calls only: the program
+        is not changed, so requests may share it.
+        """
+
+        def start(turns: tuple[Mapping[str, str], ...], toolbox: Toolbox, ending: Ending) -> Run:
+            run = self.start_run(request.message, turns, toolbox=toolbox, ending=ending)
+            return replace(run, overrides=request.overrides)
+
+        with dspy.context(adapter=_make_adapter(self.adapter)):
+            return self.strategy.answer(request, start)
 
     def start_run(
         self,

@@ -34,6 +34,9 @@ class Role(dspy.Module):
     #: Output cap used when the assignment sets none: small models that lose the format tend
     #: to ramble until the cap, so a role's cap is sized to its longest sensible answer.
     default_max_tokens: ClassVar[int] = 256
+    #: Whether the role writes the reply the user reads (``chat``, ``summary``): a request's
+    #: cap on the reply's length and its JSON contract apply to these roles only.
+    writes_reply: ClassVar[bool] = False
 
     def __init__(self, role_id: str = "") -> None:
         super().__init__()

@@ -34,6 +34,7 @@ class ChatResponder(Role):
 
     signature = ChatSignature
     default_max_tokens = 160
+    writes_reply = True
 
     def clean(self, outputs: dict[str, Any]) -> dict[str, Any]:
         """Unwrap fences and stray field markers."""

@@ -29,6 +29,7 @@ class Summarizer(Role):
 
     signature = SummarySignature
     default_max_tokens = 160
+    writes_reply = True
 
     def clean(self, outputs: dict[str, Any]) -> dict[str, Any]:
         """Unwrap fences and stray field markers."""

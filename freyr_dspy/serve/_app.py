@@ -25,7 +25,6 @@ from freyr_dspy.schemas import Result
 from freyr_dspy.serve._errors import ApiError, unauthorized
 from freyr_dspy.serve._job import Job, completion_of, parse_request, prepare, run_job
 from freyr_dspy.serve._live import LiveAnswer
-from freyr_dspy.serve._pool import program_pools
 from freyr_dspy.serve._programs import ServedPrograms
 from freyr_dspy.serve._protocol import ChatCompletion, ChatRequest
 from freyr_dspy.serve._queue import Admission, ClientGone, Timed
@@ -50,7 +49,8 @@ class ServeOptions:
         timeout: seconds a program may run before the request is answered with 504.
         api_key: the key clients must send as ``Authorization: Bearer KEY``; None: no key.
         concurrency: requests run at once (more than 1 only for remote models, see
-            ``serve.pool``).
+            ``ServedPrograms.check_concurrency``); they share each program, which no request
+            changes.
     """
 
     max_queue: int = 16
@@ -68,7 +68,7 @@ def create_app(programs: ServedPrograms, options: ServeOptions | None = None) ->
         ConfigError: for ``concurrency`` > 1 with a model running in this process.
     """
     options = options or ServeOptions()
-    pools = program_pools(programs, options.concurrency)
+    programs.check_concurrency(options.concurrency)
     admission = Admission(
         options.max_queue, timeout=options.timeout, concurrency=options.concurrency
     )
@@ -113,8 +113,7 @@ def create_app(programs: ServedPrograms, options: ServeOptions | None = None) ->
         live = _live_answer(job, body)
 
         def work() -> Result:
-            with pools[job.served.name].borrow() as program:
-                return run_job(job, program, live)
+            return run_job(job, live)
 
         running = asyncio.ensure_future(admission.run(work, lambda: _client_left(request)))
         running.add_done_callback(_retrieved)  # a streamed answer's client may be gone
@@ -163,7 +162,7 @@ def _live_answer(job: Job, body: ChatRequest) -> LiveAnswer | None:
         return None
     loop = asyncio.get_running_loop()
     words = job.reply_format is None  # a structured reply is checked whole before it goes
-    return LiveAnswer(loop, job.turn, job.toolbox, job.plan, words=words)
+    return LiveAnswer(loop, job.request, job.plan, words=words)
 
 
 def _retrieved(running: asyncio.Future[Timed[Result]]) -> None:

@@ -11,45 +11,48 @@ from __future__ import annotations
 import json
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from freyr_dspy.program import FreyrProgram
-from freyr_dspy.schemas import Result
-from freyr_dspy.serve._answer import answer
+from freyr_dspy.schemas import CallRecord, Outcome, Result
 from freyr_dspy.serve._context import check_fits
 from freyr_dspy.serve._conversation import Turn, read_turn
 from freyr_dspy.serve._errors import bad_request, invalid_body
 from freyr_dspy.serve._live import LiveAnswer
 from freyr_dspy.serve._programs import ServedProgram
 from freyr_dspy.serve._protocol import ChatCompletion, ChatRequest, new_completion_id
-from freyr_dspy.serve._sampling import request_sampling, sampling_of
-from freyr_dspy.serve._structured import (
-    ReplyFormat,
-    check_reply,
-    reply_format,
-    reply_format_of,
-    served_format,
+from freyr_dspy.serve._sampling import overrides_of
+from freyr_dspy.serve._structured import ReplyFormat, check_reply, reply_format_of, served_format
+from freyr_dspy.serve._translate import (
+    ToolPlan,
+    choice_of,
+    is_waiting_id,
+    plan_of,
+    toolbox_of,
+    usage_of,
 )
-from freyr_dspy.serve._translate import ToolPlan, choice_of, plan_of, toolbox_of, usage_of
+from freyr_dspy.strategies import CallOverrides, Request
 from freyr_dspy.tools import Toolbox
 
-__all__ = ["Job", "completion_of", "parse_request", "prepare", "run_job"]
+__all__ = ["Job", "completion_of", "parse_request", "prepare", "program_request", "run_job"]
 
 
 @dataclass(frozen=True)
 class Job:
-    """A checked request, ready for the worker: the program's inputs and how to run it."""
+    """A checked request, ready for the worker: the program and the request it answers."""
 
     served: ServedProgram
-    turn: Turn
-    toolbox: Toolbox | None
+    request: Request
+    #: What ``tool_choice`` and ``parallel_tool_calls`` ask of the answer sent back.
     plan: ToolPlan
-    sampling: dict[str, Any] = field(default_factory=dict)
     #: The JSON a reply in words must be (``response_format``); None: text.
     reply_format: ReplyFormat | None = None
+
+    @property
+    def toolbox(self) -> Toolbox | None:
+        """The request's tools (None without)."""
+        return self.request.toolbox
 
 
 def parse_request(raw: bytes) -> ChatRequest:
@@ -87,21 +90,41 @@ def prepare(request: ChatRequest, served: ServedProgram) -> Job:
     check_fits(turn, request.tools, served.context_tokens)
     if reply is not None:
         served_format(served.program, reply)
-    return Job(served, turn, toolbox, plan, sampling_of(request), reply)
+    return Job(
+        served, program_request(turn, toolbox, plan, overrides_of(request, reply)), plan, reply
+    )
 
 
-def run_job(job: Job, program: FreyrProgram, live: LiveAnswer | None = None) -> Result:
-    """Run ``program`` (the job's, or a copy of it) for a job, in a worker thread.
+def program_request(
+    turn: Turn, toolbox: Toolbox | None, plan: ToolPlan, overrides: CallOverrides
+) -> Request:
+    """The request the program answers: the messages read, the tools, ``tool_choice``."""
+    answered = tuple(
+        CallRecord(tool=r.name, arguments=r.arguments, outcome=Outcome(ok=True, message=r.content))
+        for r in turn.results
+    )
+    return Request(
+        message=turn.message,
+        conversation=turn.conversation,
+        toolbox=toolbox,
+        tool_choice=plan.mode,
+        function=plan.function,
+        since=turn.since,
+        answered=answered,
+        rounds=turn.rounds,
+        # Calls sent while later ones waited say so in their ids (the server keeps no state).
+        replan=any(is_waiting_id(r.call_id) for r in turn.results),
+        overrides=overrides,
+    )
 
-    The request's sampling and ``response_format`` are laid over the program's roles for the
-    run; ``live`` is the streamed answer that hears of its words and calls as they come.
+
+def run_job(job: Job, live: LiveAnswer | None = None) -> Result:
+    """Answer a job's request with its program, in a worker thread.
+
+    ``live`` is the streamed answer that hears of its words and calls as they come.
     """
-    with (
-        request_sampling(program, job.sampling),
-        reply_format(program, job.reply_format),
-        live.installed() if live else nullcontext(),
-    ):
-        return answer(program, job.turn, job.toolbox, job.plan)
+    with live.installed() if live else nullcontext():
+        return job.served.program.answer(job.request)
 
 
 def completion_of(model: str, result: Result, job: Job, fingerprint: str) -> ChatCompletion:

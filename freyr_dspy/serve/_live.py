@@ -32,19 +32,17 @@ from typing import Any
 import dspy
 from dspy.utils.callback import BaseCallback
 
-from freyr_dspy.roles._chat import ChatResponder
-from freyr_dspy.roles._summary import Summarizer
+from freyr_dspy.roles import Role
 from freyr_dspy.schemas import CallRecord
-from freyr_dspy.serve._conversation import Turn
 from freyr_dspy.serve._protocol import Choice, ToolCall
 from freyr_dspy.serve._reply_guard import HeldText
 from freyr_dspy.serve._reply_text import FieldText
 from freyr_dspy.serve._translate import ToolPlan, tool_call
+from freyr_dspy.strategies import Request, waits_for_results
 from freyr_dspy.strategies._call_watch import watching_calls
 from freyr_dspy.strategies._claims import CallWords
-from freyr_dspy.strategies._grounding import Evidence, unstated_required
+from freyr_dspy.strategies._grounding import Evidence
 from freyr_dspy.text_stream import listening
-from freyr_dspy.tools import Toolbox
 
 __all__ = ["Delta", "LiveAnswer"]
 
@@ -69,27 +67,24 @@ class LiveAnswer:
 
     Args:
         loop: the event loop writing the response.
-        turn: the request's messages, read.
-        toolbox: the request's tools (None without).
-        plan: what ``tool_choice`` asks.
+        request: the request the program answers.
+        plan: what ``tool_choice`` and ``parallel_tool_calls`` ask.
         words: whether a reply in words may stream (no ``response_format``).
     """
 
     def __init__(
         self,
         loop: asyncio.AbstractEventLoop,
-        turn: Turn,
-        toolbox: Toolbox | None,
+        request: Request,
         plan: ToolPlan,
         *,
         words: bool = True,
     ) -> None:
         self.loop = loop
         self.deltas: asyncio.Queue[Delta] = asyncio.Queue()
-        self.toolbox, self.plan = toolbox, plan
+        self.request, self.toolbox, self.plan = request, request.toolbox, plan
         self.words = words and plan.mode in ("auto", "none")
-        self.evidence = Evidence.of(turn.message, *(t["content"] for t in turn.conversation))
-        self.answered = {(r.name, _key(r.arguments)) for r in turn.results}
+        self.answered = {(c.tool, _key(c.arguments)) for c in request.answered}
         #: What went out (written in the worker thread, read once the program is done).
         self.text = ""
         self.calls: list[ToolCall] = []
@@ -124,12 +119,7 @@ class LiveAnswer:
             return
         if (record.tool, _key(record.arguments)) in self.answered:
             return
-        tool = self.toolbox.resolve(record.tool)
-        if (
-            index > 0
-            and tool is not None
-            and unstated_required(tool, record.arguments, self.evidence)
-        ):
+        if waits_for_results(self.request, index, record):
             self._calls_held = True  # it waits for results: the calls before it say so
             self._flush(waiting=True)
             return
@@ -198,19 +188,20 @@ class _ReplyWatch(BaseCallback):
 
     def on_module_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
         """Start listening when a reply role starts writing its first reply."""
-        if not isinstance(instance, ChatResponder | Summarizer) or not self.live.words:
+        if not isinstance(instance, Role) or not instance.writes_reply or not self.live.words:
             return
         if self.replied:
             return  # a second reply would not continue the first: it comes whole
-        if isinstance(instance, ChatResponder) and self.live.offers_tools:
+        given = inputs.get("kwargs", {})
+        over_outcomes = "outcomes" in given  # a report of calls, checked against them
+        if not over_outcomes and self.live.offers_tools:
             # Words instead of a call although tools were offered: the reply is checked for
             # results nobody looked up, and may be replaced whole ("The weather in Paris is
             # sunny, 22 °C" from the 0.5B): it goes out once checked, not word by word.
             return
         self.replied = True
-        given = inputs.get("kwargs", {})
         evidence = calls = None
-        if isinstance(instance, Summarizer):  # its reply is checked for invented results
+        if over_outcomes:  # its reply is checked for invented results
             texts = (str(given.get(name, "")) for name in ("message", "outcomes", "state"))
             evidence = Evidence.of(*texts)
             calls = CallWords.of_text(str(given.get("outcomes", "")))

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from freyr_dspy.backends._embedded import runs_in_process
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.serve._context import context_window
@@ -42,15 +43,6 @@ class ServedProgram:
     created: int = field(default_factory=lambda: int(time.time()))
 
     def __post_init__(self) -> None:
-        strategy = self.program.strategy
-        try:
-            strategy.replies()
-        except NotImplementedError:
-            raise ConfigError(
-                f"{self.name}: strategy {strategy.name!r} holds no chat and summary roles, "
-                "which freyr serve needs to reply in words and to report tool results; serve "
-                "freyr, nlt or gated"
-            ) from None
         if self.context_tokens is None:
             self.context_tokens = context_window(self.program)
 
@@ -103,6 +95,30 @@ class ServedPrograms:
         if self.fallback:
             return self.programs[0]
         raise unknown_model(name, self.names)
+
+    def check_concurrency(self, concurrency: int) -> None:
+        """Refuse running requests at once on a model that runs in this process.
+
+        Requests share a program (none changes it), but an in-process llama.cpp model holds
+        one context and answers one call at a time: more requests would only queue inside it
+        and evict each other's prefix cache. Several such models scale as model servers, or
+        one server behind several ``freyr serve`` processes (docs/serve.md).
+
+        Raises:
+            ConfigError: when ``concurrency`` > 1 and a program runs a model in this process.
+        """
+        if concurrency <= 1:
+            return
+        for served in self.programs:
+            lms = (p.lm for p in served.program.predictors() if p.lm is not None)
+            local = sorted({lm.model for lm in lms if runs_in_process(lm.model)})
+            if local:
+                raise ConfigError(
+                    f"--concurrency {concurrency}: {served.name} runs {', '.join(local)} in "
+                    "this process, which answers one call at a time; leave --concurrency at 1, "
+                    "or run the model in a server (python -m llama_cpp.server) and serve it "
+                    "with --model openai/NAME --api-base URL"
+                )
 
     def model_list(self) -> ModelList:
         """The body of ``GET /v1/models``."""

@@ -1,8 +1,8 @@
 """``response_format``: a reply in words held to JSON, by the backend's grammar, or refused.
 
 ``{"type": "json_object"}`` asks for any JSON object, ``{"type": "json_schema", "json_schema":
-{"name", "schema", "strict"}}`` for one valid against the schema. The reply roles (``chat``,
-``summary``) then answer under a contract (``freyr_dspy.prompting._contracts``): their
+{"name", "schema", "strict"}}`` for one valid against the schema. The roles that write the reply
+(``chat``, ``summary``) then answer under a contract (``freyr_dspy.prompting._contracts``): their
 ``reply`` is the schema's value, and a backend that constrains its output gets the schema as
 its ``response_format`` - a JSON-schema grammar on the embedded llama.cpp engine, ``format``
 on Ollama, structured outputs where litellm knows the provider has them. A program whose
@@ -15,12 +15,9 @@ and one that is not the schema's (a summary rewritten because it invented a resu
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import dspy
 import jsonschema
 
 from freyr_dspy.backends._embedded import runs_in_process
@@ -32,10 +29,10 @@ from freyr_dspy.prompting._contracts import (
     output_schema,
     with_contract,
 )
+from freyr_dspy.roles import Role
 from freyr_dspy.serve._errors import ApiError, bad_request
-from freyr_dspy.serve._sampling import REPLY_ROLES
 
-__all__ = ["ReplyFormat", "check_reply", "reply_format", "reply_format_of", "served_format"]
+__all__ = ["ReplyFormat", "check_reply", "reply_format_of", "served_format"]
 
 PARAM = "response_format"
 
@@ -89,16 +86,17 @@ def served_format(program: FreyrProgram, reply: ReplyFormat) -> None:
     """
     if program.adapter == "chat":
         raise _unsupported("the program's chat adapter can only ask for JSON in the prompt")
-    for role in REPLY_ROLES:
-        for predictor in program.role(role).predictors():
+    for role in _reply_roles(program):
+        for predictor in role.predictors():
             lm = predictor.lm
             if lm is None:
                 continue
             if not enforces_schema(lm):
                 raise _unsupported(
-                    f"the {role} role's model {lm.model} cannot be held to a JSON schema (it "
-                    "would only be asked in the prompt); serve a model whose backend constrains "
-                    "its output (embedded, gguf:, Ollama, a provider with structured outputs)"
+                    f"the {role.role_id} role's model {lm.model} cannot be held to a JSON "
+                    "schema (it would only be asked in the prompt); serve a model whose backend "
+                    "constrains its output (embedded, gguf:, Ollama, a provider with structured "
+                    "outputs)"
                 )
             contracted = with_contract(predictor.signature, {"reply": reply.schema})
             grammar = json.dumps(output_schema(contracted))
@@ -107,24 +105,6 @@ def served_format(program: FreyrProgram, reply: ReplyFormat) -> None:
                     f"llama.cpp cannot turn this schema into a grammar for {lm.model} "
                     "(unsupported keywords such as 'not' or remote '$ref's)"
                 )
-
-
-@contextmanager
-def reply_format(program: FreyrProgram, reply: ReplyFormat | None) -> Iterator[None]:
-    """Run the block with the reply roles answering under ``reply`` (None: as they are)."""
-    if reply is None:
-        yield
-        return
-    swapped: list[tuple[dspy.Predict, type[dspy.Signature]]] = []
-    try:
-        for role in REPLY_ROLES:
-            for predictor in program.role(role).predictors():
-                swapped.append((predictor, predictor.signature))
-                predictor.signature = with_contract(predictor.signature, {"reply": reply.schema})
-        yield
-    finally:
-        for predictor, signature in reversed(swapped):
-            predictor.signature = signature
 
 
 def check_reply(content: str, reply: ReplyFormat) -> None:
@@ -143,6 +123,12 @@ def check_reply(content: str, reply: ReplyFormat) -> None:
             type="server_error",
             code="structured_output_invalid",
         ) from exc
+
+
+def _reply_roles(program: FreyrProgram) -> list[Role]:
+    """The roles of ``program`` that write the reply the client reads."""
+    roles = (program.role(name) for name in program.role_names)
+    return [role for role in roles if role.writes_reply]
 
 
 def _unsupported(why: str) -> ApiError:

@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.registry import Registry
+from freyr_dspy.strategies._answering import waits_for_results
 from freyr_dspy.strategies._base import (
     FunctionStrategy,
+    PlanningStrategy,
     StrategyFactory,
     StrategyModule,
     accepted_config,
@@ -21,7 +23,8 @@ from freyr_dspy.strategies._executor import ToolExecutor
 from freyr_dspy.strategies._freyr import Freyr
 from freyr_dspy.strategies._ledger import Ledger
 from freyr_dspy.strategies._policies import CallPolicy, PlanningPolicy
-from freyr_dspy.strategies._run import Ending, ModelFailure, Run, call_text
+from freyr_dspy.strategies._request import Request, RunStarter, ToolChoice
+from freyr_dspy.strategies._run import CallOverrides, Ending, ModelFailure, Run, call_text
 
 if TYPE_CHECKING:
     from freyr_dspy.strategies._gated import Gated
@@ -153,6 +156,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "STRATEGIES",
+    "CallOverrides",
     "CallPolicy",
     "Ending",
     "Freyr",
@@ -163,10 +167,14 @@ __all__ = [
     "Native",
     "Nlt",
     "PlanningPolicy",
+    "PlanningStrategy",
     "Prompted",
+    "Request",
     "Run",
+    "RunStarter",
     "StrategyFactory",
     "StrategyModule",
+    "ToolChoice",
     "ToolExecutor",
     "accepted_config",
     "build_strategy",
@@ -181,4 +189,5 @@ __all__ = [
     "strategy_label",
     "strategy_roles",
     "strategy_with",
+    "waits_for_results",
 ]

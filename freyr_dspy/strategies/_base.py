@@ -21,12 +21,15 @@ import dspy
 from freyr_dspy.errors import UnknownRoleError
 from freyr_dspy.roles import Role, role_class
 from freyr_dspy.schemas import Result
+from freyr_dspy.strategies._answering import answer_in_steps, answer_whole
 from freyr_dspy.strategies._policies import CallPolicy, Policy, packed, policy_settings
+from freyr_dspy.strategies._request import Request, RunStarter
 from freyr_dspy.strategies._run import Run
 from freyr_dspy.strategies._steps import Replies, Selection
 
 __all__ = [
     "FunctionStrategy",
+    "PlanningStrategy",
     "StrategyFactory",
     "StrategyModule",
     "accepted_config",
@@ -48,9 +51,6 @@ class StrategyModule(dspy.Module):
     name: str = ""
     #: One line for listings.
     description: str = ""
-    #: Whether the strategy plans before it calls (``select`` then ``act``), so that a wrapper
-    #: or a server can run the two steps apart; the others only ``run``.
-    selects: bool = False
     #: The policies the constructor takes, by argument name (``Freyr``: planning, calling).
     policies: ClassVar[Mapping[str, type[Policy]]] = {}
     #: How the strategy's calls are made, checked and retried (set by the constructor of a
@@ -117,27 +117,54 @@ class StrategyModule(dspy.Module):
         """``run``, ending on nothing when the strategy writes no reply (``respond`` off)."""
         return run if self.respond else replace(run, ending="nothing")
 
-    def select(
-        self, run: Run, *, conversation: str | None = None, require_tool: bool = False
-    ) -> Selection:
-        """Plan the calls of one request (strategies that ``selects``).
+    def answer(self, request: Request, start: RunStarter) -> Result:
+        """Answer ``request`` in the mode it asks (``FreyrProgram.answer``).
 
-        ``conversation`` replaces the run's earlier turns in the planning prompt;
-        ``require_tool`` makes the plan name tools only.
+        A strategy that only runs whole runs over the tools the request allows, its calls not
+        already answered, and replies in words over the results when it calls nothing new
+        (``freyr_dspy.strategies._answering.answer_whole``). ``start`` starts each run.
         """
-        raise NotImplementedError(f"strategy {self.name!r} does not plan apart from calling")
-
-    def act(self, run: Run, selection: Selection) -> Result:
-        """Make the calls of ``selection``, then reply (as the run's ``ending`` says)."""
-        raise NotImplementedError(f"strategy {self.name!r} does not plan apart from calling")
-
-    def replies(self) -> Replies:
-        """The roles the strategy replies with (in words, and after calls)."""
-        raise NotImplementedError(f"strategy {self.name!r} holds no reply roles")
+        return answer_whole(self, request, start)
 
     def lent_models(self) -> dict[str, str]:
         """Role -> the role whose model it plays when it was assigned none of its own."""
         return {}
+
+
+class PlanningStrategy(StrategyModule):
+    """A strategy that plans before it calls: ``select``, then ``act``, replying with ``replies``.
+
+    A wrapper (``gated``) runs its inner strategy's two steps apart, and a request is answered
+    step by step: the results the caller sends back planned again, a tool forced, a reply in
+    words by the strategy's own reply roles (``_answering.answer_in_steps``). Subclasses
+    implement the three steps; ``run`` is them in order.
+    """
+
+    def run(self, run: Run) -> Result:
+        """Plan, then make the calls and reply."""
+        return self.act(self.ending(run), self.select(run))
+
+    def answer(self, request: Request, start: RunStarter) -> Result:
+        """Answer ``request`` step by step (``_answering.answer_in_steps``)."""
+        return answer_in_steps(self, request, start)
+
+    def select(
+        self, run: Run, *, conversation: str | None = None, require_tool: bool = False
+    ) -> Selection:
+        """Plan the calls of one request.
+
+        ``conversation`` replaces the run's earlier turns in the planning prompt;
+        ``require_tool`` makes the plan name tools only.
+        """
+        raise NotImplementedError  # abstract
+
+    def act(self, run: Run, selection: Selection) -> Result:
+        """Make the calls of ``selection``, then reply (as the run's ``ending`` says)."""
+        raise NotImplementedError  # abstract
+
+    def replies(self) -> Replies:
+        """The roles the strategy replies with (in words, and after calls)."""
+        raise NotImplementedError  # abstract
 
 
 class StrategyFactory(Protocol):

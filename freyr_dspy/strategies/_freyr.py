@@ -22,7 +22,7 @@ from freyr_dspy.roles._confirm import confirm_contract, confirmed
 from freyr_dspy.roles._intent import intent_contract
 from freyr_dspy.schemas import Result
 from freyr_dspy.strategies._asks import Ask, open_asks, plan_of, recognise_asks
-from freyr_dspy.strategies._base import StrategyModule
+from freyr_dspy.strategies._base import PlanningStrategy
 from freyr_dspy.strategies._calibration import calibrated_first_tool
 from freyr_dspy.strategies._lookups import lookups_for
 from freyr_dspy.strategies._policies import CallPolicy, PlanningPolicy, Policy, changed_settings
@@ -236,7 +236,7 @@ def replan_note(conversation: str, tool: str, error: str) -> str:
     return earlier + note
 
 
-class Freyr(StrategyModule):
+class Freyr(PlanningStrategy):
     """FREYR's Algorithm 1 (see the module docstring).
 
     Args:
@@ -302,7 +302,6 @@ class Freyr(StrategyModule):
     chat: Role
 
     name = "freyr"
-    selects = True
     description = (
         "FREYR: intents (confirmed when several), then parameters per tool with "
         "error-feedback retries, summary"

@@ -28,7 +28,7 @@ from freyr_dspy.roles._base import Role
 from freyr_dspy.roles._library import Gate, library_contract, read_gate
 from freyr_dspy.schemas import Result
 from freyr_dspy.strategies import make_strategy, register_strategy
-from freyr_dspy.strategies._base import StrategyModule
+from freyr_dspy.strategies._base import PlanningStrategy, StrategyModule
 from freyr_dspy.strategies._freyr import Freyr
 from freyr_dspy.strategies._nlt import Nlt
 from freyr_dspy.strategies._policies import CallPolicy, PlanningPolicy
@@ -86,7 +86,7 @@ def select_through_gate(
     return selector(run)
 
 
-class Gated(StrategyModule):
+class Gated(PlanningStrategy):
     """GeckOpt's library gate around an inner selection strategy (see the module docstring).
 
     Args:
@@ -104,7 +104,6 @@ class Gated(StrategyModule):
 
     name = "gated"
     description = "GeckOpt: pick libraries first; freyr or nlt then sees only their tools"
-    selects = True
 
     def __init__(
         self, inner: StrategyModule | str | Mapping[str, Any] = "freyr", respond: bool = True
@@ -179,7 +178,7 @@ def inner_strategy(inner: StrategyModule | str | Mapping[str, Any]) -> StrategyM
         module = make_strategy(name, **settings) if name in INNER_STRATEGIES else None
     else:
         module = inner
-    if not isinstance(module, StrategyModule) or not module.selects:
+    if not isinstance(module, PlanningStrategy):
         shown = inner if isinstance(inner, str) else getattr(inner, "name", None) or inner
         raise ConfigError(
             f"gated: unknown inner strategy {shown!r}; "

@@ -24,7 +24,7 @@ from freyr_dspy.roles._tool_selection import (
 )
 from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies import register_strategy
-from freyr_dspy.strategies._base import StrategyModule
+from freyr_dspy.strategies._base import PlanningStrategy
 from freyr_dspy.strategies._policies import CallPolicy, Policy, changed_settings
 from freyr_dspy.strategies._run import Run
 from freyr_dspy.strategies._steps import (
@@ -67,7 +67,7 @@ def selection_failure(assessment: Assessment) -> Failure | None:
     )
 
 
-class Nlt(StrategyModule):
+class Nlt(PlanningStrategy):
     """Natural Language Tools (see the module docstring).
 
     Args:
@@ -93,7 +93,6 @@ class Nlt(StrategyModule):
     chat: Role
 
     name = "nlt"
-    selects = True
     description = "NLT: think, YES/NO for every tool, then parameters per selected tool, summary"
 
     policies: ClassVar[Mapping[str, type[Policy]]] = MappingProxyType({"calling": CallPolicy})

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -22,6 +22,7 @@ import dspy
 from dspy.utils.exceptions import LMError
 
 from freyr_dspy.errors import BackendError, ConfigError, FakeLMError, exception_chain, one_line
+from freyr_dspy.prompting._contracts import Contract
 from freyr_dspy.roles import Role
 from freyr_dspy.schemas import (
     CallRecord,
@@ -40,13 +41,45 @@ if TYPE_CHECKING:
     from freyr_dspy.strategies._policies import CallPolicy
     from freyr_dspy.tools import CatalogLevel
 
-__all__ = ["Ending", "ModelFailure", "Run", "call_text", "lm_of"]
+__all__ = ["CallOverrides", "Ending", "ModelFailure", "Run", "call_text", "lm_of"]
 
 #: How a run ends. ``reply``: a chat reply, or a summary of the calls made. ``calls``: once
 #: the calls are made, with no summary (a request that needs no tool still gets its chat
 #: reply): the caller reads the calls, or runs them elsewhere. ``nothing``: no reply is
 #: written at all, the calls (or the plan) are the result (NLT's ``respond=False``).
 Ending = Literal["reply", "calls", "nothing"]
+
+
+@dataclass(frozen=True)
+class CallOverrides:
+    """What one request lays over the roles' own settings, applied call by call.
+
+    Nothing is written to a predictor: ``Run.call`` passes these as the call's ``config`` and
+    ``contract`` (DSPy's per-call overrides), so requests running at once can share a program.
+
+    Args:
+        sampling: LM settings for every role's calls (``temperature``, ``top_p``, ``seed``).
+        reply_tokens: the cap on the reply in words (the roles that write it only: the others
+            write JSON sized by their own caps, and cutting it would break it, not shorten it).
+        reply_schema: the JSON schema the reply in words must be a value of (``None``: text).
+    """
+
+    sampling: Mapping[str, Any] = field(default_factory=dict)
+    reply_tokens: int | None = None
+    reply_schema: Mapping[str, Any] | None = None
+
+    def config(self, role: Role) -> dict[str, Any]:
+        """The LM settings of ``role``'s calls under this request."""
+        config = dict(self.sampling)
+        if role.writes_reply and self.reply_tokens is not None:
+            config["max_tokens"] = self.reply_tokens
+        return config
+
+    def contract(self, role: Role) -> Contract | None:
+        """The output schemas ``role``'s calls are held to under this request, if any."""
+        if role.writes_reply and self.reply_schema is not None:
+            return {"reply": dict(self.reply_schema)}
+        return None
 
 
 class ModelFailure(Exception):
@@ -78,6 +111,8 @@ class Run:
     ending: Ending = "reply"
     #: Only evaluate the prompts (``FreyrProgram.warm``): every role call writes one token.
     warming: bool = False
+    #: The request's own sampling and reply contract, applied to each role call.
+    overrides: CallOverrides = field(default_factory=CallOverrides)
 
     # What the ledger holds, to read (writes go through ``run.ledger``'s methods).
 
@@ -136,8 +171,7 @@ class Run:
             raise ConfigError(
                 f"role {role!r} has no model; pass --model {role}=ID or call apply_assignment()"
             )
-        if self.warming:
-            inputs = {**inputs, "config": {"max_tokens": 1}}
+        inputs = self._overridden(module, inputs)
         started = time.perf_counter()
         prediction = None
         try:
@@ -153,6 +187,18 @@ class Run:
             parse_failed = prediction is not None and prediction.get("parsed_ok") is False
             self._account(role, tracker.usage_data, time.perf_counter() - started, parse_failed)
         return prediction
+
+    def _overridden(self, module: Role, inputs: dict[str, Any]) -> dict[str, Any]:
+        """``inputs`` with the request's overrides for ``module`` (warming: one token)."""
+        config = {**self.overrides.config(module), **inputs.get("config", {})}
+        if self.warming:
+            config["max_tokens"] = 1
+        if config:
+            inputs = {**inputs, "config": config}
+        contract = self.overrides.contract(module)
+        if contract:
+            inputs = {**inputs, "contract": {**contract, **(inputs.get("contract") or {})}}
+        return inputs
 
     def _account(
         self, role: str, usage_data: dict[str, list[dict]], seconds: float, parse_failed: bool

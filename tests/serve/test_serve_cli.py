@@ -147,13 +147,6 @@ def test_the_command_lists_its_options(capsys: pytest.CaptureFixture[str]) -> No
         assert flag in text
 
 
-def test_an_unservable_strategy_stops_the_command_with_a_clear_error(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    assert main(["serve", "--strategy", "native", "--model", "fake/rules"]) == 2
-    assert "holds no chat and summary roles" in capsys.readouterr().err
-
-
 @pytest.mark.server
 def test_asks_are_answered_by_the_rules_fake_through_the_cli_path(settings: Settings) -> None:
     [served] = served_programs(settings, **options(model_specs=("fake/rules",)))

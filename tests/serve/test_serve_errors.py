@@ -11,7 +11,7 @@ import httpx
 import openai
 import pytest
 
-from freyr_dspy.errors import BackendError, ConfigError
+from freyr_dspy.errors import BackendError
 from freyr_dspy.serve import ServedProgram
 from freyr_dspy.testing import FakeCall
 from freyr_dspy.tools import Toolbox
@@ -324,12 +324,6 @@ def test_a_compiled_programs_tools_are_checked_unless_allowed() -> None:
     error = error_of(changed, 400)
     assert error["code"] == "tools_changed" and "new: get_time" in error["message"]
     assert same.status_code == 200 and allowed.status_code == 200
-
-
-def test_a_strategy_without_reply_roles_is_refused_at_start() -> None:
-    program, _ = make_program(strategy="native")
-    with pytest.raises(ConfigError, match="holds no chat and summary roles"):
-        ServedProgram("native", program)
 
 
 def test_a_bug_in_the_program_is_a_500_in_one_line_and_the_server_goes_on() -> None:
