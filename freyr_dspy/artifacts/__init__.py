@@ -21,7 +21,7 @@ from freyr_dspy.artifacts._meta import (
 from freyr_dspy.artifacts._migrate import migrate_state_keys
 from freyr_dspy.artifacts._rebuild import ModelsArg, benchmark_data_dir
 from freyr_dspy.artifacts._resume import StartingPoint, starting_point
-from freyr_dspy.program._spec import ProgramSpec
+from freyr_dspy.program import ProgramSpec
 
 __all__ = [
     "FORMAT",

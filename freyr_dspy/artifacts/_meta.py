@@ -18,8 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from freyr_dspy.domains._plain import PLAIN_DOMAIN_NAME
 from freyr_dspy.errors import ArtifactError
-from freyr_dspy.program import FreyrProgram
-from freyr_dspy.program._spec import ProgramSpec, spec_of
+from freyr_dspy.program import FreyrProgram, ProgramSpec
 from freyr_dspy.roles._signature_dump import signature_hash
 from freyr_dspy.schemas import OptimizerConfig, RoleModel
 from freyr_dspy.tools._fingerprint import toolbox_fingerprint
@@ -94,7 +93,7 @@ def build_meta(program: FreyrProgram, **fields: Any) -> ArtifactMeta:
     return ArtifactMeta(
         freyr_version=freyr_version(),
         dspy_version=dspy.__version__,
-        program=spec_of(program),
+        program=program.spec(),
         assignment=dict(program.assignment),
         signature_hashes=role_signature_hashes(program),
         **fields,

@@ -13,8 +13,7 @@ from typing import Any
 
 from freyr_dspy.artifacts._meta import ArtifactMeta, role_signature_hashes
 from freyr_dspy.errors import ArtifactError
-from freyr_dspy.program import FreyrProgram
-from freyr_dspy.program._spec import ProgramSpec
+from freyr_dspy.program import FreyrProgram, ProgramSpec
 from freyr_dspy.strategies import accepted_config, get_strategy
 
 __all__ = ["check_signatures", "migrate_state_keys", "taken_settings", "with_legacy_defaults"]

@@ -20,7 +20,6 @@ from freyr_dspy.domains._plain import PLAIN_DOMAIN_NAME
 from freyr_dspy.errors import ArtifactError, ConfigError, UnknownRoleError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.program._name_refs import fill_names, fingerprint, map_strings
-from freyr_dspy.program._spec import build_program
 from freyr_dspy.prompting._demo_pool import check_pool
 from freyr_dspy.schemas import RoleModel
 from freyr_dspy.settings import Settings
@@ -82,7 +81,7 @@ def _rebuild(meta: ArtifactMeta, settings: Settings, toolbox: Toolbox | None) ->
         )
     spec = taken_settings(spec)
     try:
-        program = build_program(
+        program = FreyrProgram.from_spec(
             spec,
             benchmark=benchmark,
             eval_options=options,

@@ -307,7 +307,7 @@ def _study(
     from freyr_dspy.artifacts import benchmark_data_dir, save
     from freyr_dspy.benchmark import EvalOptions
     from freyr_dspy.compiling import fit_program
-    from freyr_dspy.program._factory import program_for
+    from freyr_dspy.program import FreyrProgram
 
     _refuse_fixed_only(options)
     bench = dataset.benchmark if dataset else get_benchmark(str(options["benchmark_name"]))
@@ -317,7 +317,7 @@ def _study(
     eval_options = EvalOptions(
         data_dir=benchmark_data_dir(settings), mode=options["mode"] or "bootstrap", extra=extra
     )
-    baseline = program_for(
+    baseline = FreyrProgram.for_model(
         benchmark=bench,
         eval_options=eval_options,
         strategy=options["strategy"],

@@ -76,10 +76,10 @@ def teacher_program(teacher: str, strategy: str | None, api_base: str | None) ->
 
     Each call passes the row's own tools, so the program starts with none.
     """
-    from freyr_dspy.program._factory import program_for
+    from freyr_dspy.program import FreyrProgram
     from freyr_dspy.tools import Toolbox
 
-    return program_for(
+    return FreyrProgram.for_model(
         teacher,
         toolbox=Toolbox([]),
         strategy=strategy,

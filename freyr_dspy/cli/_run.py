@@ -103,7 +103,7 @@ def make_program(
     ``--domain`` it is a plain tool-use program. An MCP server runs until ``program.toolbox``
     is closed. Without a strategy, the model's preset runs (``default_strategy``).
     """
-    from freyr_dspy.program._factory import program_for
+    from freyr_dspy.program import FreyrProgram
 
     settings = make_settings()
     toolbox = _one_toolbox(tools_file, mcp, tools_module)
@@ -117,7 +117,7 @@ def make_program(
             toolbox=toolbox,
             allow_changed_tools=allow_changed_tools,
         )
-    return program_for(
+    return FreyrProgram.for_model(
         toolbox=toolbox,
         domain=domain or (None if toolbox is not None else "todo"),
         strategy=strategy,

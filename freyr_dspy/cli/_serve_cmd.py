@@ -206,13 +206,13 @@ def _strategy_program(
     context_tokens: int | None,
 ) -> ServedProgram:
     """The strategy (default: ``model``'s preset) with ``model`` for the roles not named."""
-    from freyr_dspy.program._factory import program_for
+    from freyr_dspy.program import FreyrProgram
     from freyr_dspy.serve import ServedProgram
     from freyr_dspy.strategies import strategy_label
     from freyr_dspy.tools import Toolbox
 
     role_specs, sampling_specs, api_base = specs
-    program = program_for(
+    program = FreyrProgram.for_model(
         model,
         toolbox=Toolbox([]),
         strategy=strategy,

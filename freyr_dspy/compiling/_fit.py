@@ -33,7 +33,6 @@ from freyr_dspy.compiling._trials import TrialBook
 from freyr_dspy.datasets import ToolCallBenchmark
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.program._spec import build_program, spec_of
 from freyr_dspy.settings import Settings
 from freyr_dspy.strategies import strategy_label
 from freyr_dspy.studies import EvaluationCache, storage_url
@@ -162,14 +161,14 @@ def program_maker(
     A role the baseline has no model for (``asks`` where it planned with ``intent``) gets the
     model most of its roles play.
     """
-    spec = spec_of(baseline).model_copy(update={"options": None, "assignment": {}})
+    spec = baseline.spec().model_copy(update={"options": None, "assignment": {}})
     models = dict(baseline.assignment)
     if not models:
         raise ConfigError("the program has no models; give it some before compiling it")
     most = Counter(models.values()).most_common(1)[0][0]
 
     def make(candidate: Candidate) -> FreyrProgram:
-        program = build_program(
+        program = FreyrProgram.from_spec(
             spec.model_copy(update={"strategy": candidate.strategy}),
             benchmark=benchmark,
             eval_options=options,
@@ -234,7 +233,7 @@ def _context(baseline: FreyrProgram, benchmark: Benchmark) -> dict[str, Any]:
     from freyr_dspy.artifacts._meta import freyr_version
     from freyr_dspy.evaluation import source_digest
 
-    spec = spec_of(baseline).model_dump(mode="json", exclude={"strategy", "options"})
+    spec = baseline.spec().model_dump(mode="json", exclude={"strategy", "options"})
     return {
         "benchmark": benchmark.name,
         "program": spec,

@@ -28,9 +28,8 @@ from freyr_dspy.compiling._optimizers import OptimizerConfig
 from freyr_dspy.datasets import ToolCallBenchmark
 from freyr_dspy.errors import ConfigError, UnknownRoleError
 from freyr_dspy.evaluation._scoring import EvalSummary, Progress
-from freyr_dspy.program import FreyrProgram
+from freyr_dspy.program import FreyrProgram, ProgramSpec
 from freyr_dspy.program._assignment import build_assignment, override_assignment
-from freyr_dspy.program._spec import ProgramSpec, build_program
 from freyr_dspy.settings import Settings
 
 __all__ = [
@@ -265,7 +264,7 @@ def _options(job: CompileJob, settings: Settings) -> EvalOptions:
 def _fresh(job: CompileJob, settings: Settings, options: EvalOptions) -> FreyrProgram:
     """The uncompiled program of the job's strategy, with its models."""
     spec = ProgramSpec(strategy=job.strategy or job.benchmark.strategies[0])
-    program = build_program(spec, benchmark=job.benchmark, eval_options=options)
+    program = FreyrProgram.from_spec(spec, benchmark=job.benchmark, eval_options=options)
     assignment = build_assignment(
         program.role_names,
         default_model=settings.default_model,

@@ -17,14 +17,13 @@ from freyr_dspy.benchmark import Benchmark, Episode, get_benchmark
 from freyr_dspy.errors import ConfigError, DataError, UnknownRoleError
 from freyr_dspy.evaluation._config import EvalConfig
 from freyr_dspy.evaluation._units import UnitKey
-from freyr_dspy.program import FreyrProgram
+from freyr_dspy.program import FreyrProgram, ProgramSpec
 from freyr_dspy.program._assignment import (
     main_model,
     parse_model_specs,
     parse_sampling_specs,
     resolve_label,
 )
-from freyr_dspy.program._spec import ProgramSpec, build_program
 from freyr_dspy.schemas import RoleModel, Sampling
 from freyr_dspy.strategies import get_strategy, load_strategies, parse_label
 from freyr_dspy.strategies._presets import DEFAULT_STRATEGY, PRESET_LABEL
@@ -182,7 +181,7 @@ def build_unit_program(
         program = _load_artifact(contestant.program_path, config, benchmark)
     else:
         spec = ProgramSpec(strategy=str(contestant.strategy))
-        program = build_program(spec, benchmark=benchmark, eval_options=config.options())
+        program = FreyrProgram.from_spec(spec, benchmark=benchmark, eval_options=config.options())
     # NOTE: the roles are known once the program is built (they follow the benchmark's
     # strategy settings), so the assignment is resolved against them afterwards.
     assignment = resolve_assignment(program.role_names, program.assignment, config)

@@ -13,18 +13,20 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar, cast
 
 import dspy
 
 from freyr_dspy.domains import Domain, get_domain
-from freyr_dspy.domains._plain import plain_domain
+from freyr_dspy.domains._plain import PLAIN_DOMAIN_NAME, plain_domain
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program._assignment import main_model, resolve_label, role_assignment
+from freyr_dspy.program._spec import ProgramSpec
 from freyr_dspy.prompting._adapters import make_adapter
 from freyr_dspy.prompting._placeholders import NO_CONVERSATION
 from freyr_dspy.roles import Role
 from freyr_dspy.schemas import Result, RoleModel, Sampling
+from freyr_dspy.settings import DEFAULT_MODEL
 from freyr_dspy.strategies import (
     Ending,
     Ledger,
@@ -37,7 +39,7 @@ from freyr_dspy.strategies import (
 )
 from freyr_dspy.tools import CatalogLevel, Toolbox
 
-__all__ = ["AdapterName", "FreyrProgram", "render_conversation", "to_prediction"]
+__all__ = ["AdapterName", "FreyrProgram", "ProgramMaker", "render_conversation", "to_prediction"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +47,7 @@ logger = logging.getLogger(__name__)
 WARM_MESSAGE = "Hello"
 
 AdapterName = Literal["lean", "json", "chat"]
+OptionsT = TypeVar("OptionsT", contravariant=True)
 
 
 class FreyrProgram(dspy.Module):
@@ -116,16 +119,22 @@ class FreyrProgram(dspy.Module):
         max_retries: int | None = None,
         state_view: str | None = None,
         cache: bool = False,
+        default_model: str = DEFAULT_MODEL,
+        benchmark: ProgramMaker[OptionsT] | None = None,
+        eval_options: OptionsT | None = None,
     ) -> FreyrProgram:
         """A program whose roles play ``model``, running the model's preset strategy.
 
-        ``FreyrProgram.for_model("embedded/qwen2.5-coder-0.5b", toolbox=box)`` is the program
-        ``freyr run --model embedded/qwen2.5-coder-0.5b --tools ...`` runs: the 0.5B's preset
-        (``freyr strategies`` lists every model's), every role on the 0.5B.
+        The one factory: the CLI's commands, ``freyr serve``, the benchmarks and scripts all
+        build their programs here, so a model runs its preset wherever nobody names a
+        strategy. ``FreyrProgram.for_model("embedded/qwen2.5-coder-0.5b", toolbox=box)`` is
+        the program ``freyr run --model embedded/qwen2.5-coder-0.5b --tools ...`` runs: the
+        0.5B's preset (``freyr strategies`` lists every model's), every role on the 0.5B.
+        Its saved form is ``spec()``, read back by ``from_spec``.
 
         Args:
             model: the model every role plays (default: the last bare id of ``models``, else
-                the default model, ``embedded/qwen2.5-coder-1.5b``).
+                ``default_model``).
             toolbox: the tools; a plain tool-use program unless a ``domain`` is named.
             domain: a domain (its own tools unless ``toolbox`` is given, and its state).
             strategy: a strategy label (``freyr+asks``) taken as written; ``preset`` (with
@@ -137,27 +146,38 @@ class FreyrProgram(dspy.Module):
             max_retries: retries of a failed call with its error as feedback (default 3).
             state_view: which of the domain's state renderings the roles see.
             cache: whether the role models use DSPy's response cache.
+            default_model: the model when neither ``model`` nor a bare spec names one (the
+                CLI passes ``FREYR_MODEL``'s).
+            benchmark: builds the program for the strategy first (its domain, tools and
+                prompt variant), with ``eval_options``.
+            eval_options: the benchmark's options.
 
         Raises:
             ConfigError: no tools and no domain, or a malformed spec or label.
             UnknownRoleError: a spec names a role the strategy does not have.
             UnknownModelError: a model id no backend understands.
         """
-        from freyr_dspy.settings import DEFAULT_MODEL
-
         if isinstance(sampling, Mapping):
             sampling = [f"{key}={value}" for key, value in sampling.items()]
         models = tuple(models)
-        chosen = model or main_model(models, DEFAULT_MODEL)
+        chosen = model or main_model(models, default_model)
         label = resolve_label(strategy, chosen)
-        name, switches = parse_label(label)
-        program = cls(
-            domain,
-            strategy=make_strategy(name, **switches),
-            toolbox=toolbox,
-            max_retries=max_retries,
-            state_view=state_view,
-        )
+        if benchmark is None:
+            program = cls(
+                domain,
+                strategy=label,
+                toolbox=toolbox,
+                max_retries=max_retries,
+                state_view=state_view,
+            )
+        else:
+            name = domain.name if isinstance(domain, Domain) else domain
+            spec = ProgramSpec(
+                strategy=label, domain=name, max_retries=max_retries, state_view=state_view
+            )
+            program = cls.from_spec(
+                spec, benchmark=benchmark, eval_options=eval_options, toolbox=toolbox
+            )
         assignment = role_assignment(
             label,
             model=chosen,
@@ -167,6 +187,65 @@ class FreyrProgram(dspy.Module):
             roles=program.role_names,
         )
         return program.apply_assignment(assignment, cache=cache)
+
+    @classmethod
+    def from_spec(
+        cls,
+        spec: ProgramSpec,
+        *,
+        benchmark: ProgramMaker[OptionsT] | None = None,
+        eval_options: OptionsT | None = None,
+        cache: bool = False,
+        toolbox: Toolbox | None = None,
+    ) -> FreyrProgram:
+        """The program ``spec`` describes: a saved program read back (``spec()`` wrote it).
+
+        Args:
+            spec: what to build.
+            benchmark: builds the program for the strategy first (domain, toolbox, prompt
+                variant); without one, ``spec.domain`` names the domain.
+            eval_options: the benchmark's options (data directory, ``extra``); required with
+                a benchmark.
+            cache: whether the role models use the DSPy cache.
+            toolbox: the tools of a program without a benchmark (the only tools of a plain
+                tool-use program, whose spec names the ``tools`` domain or none).
+
+        Raises:
+            ConfigError: a spec with neither benchmark nor domain nor toolbox, a plain
+                tool-use spec without a toolbox, a domain the benchmark does not have, or a
+                strategy setting (or ``+`` switch) the strategy does not take.
+            UnknownRoleError: the assignment names a role the strategy does not have.
+            UnknownModelError: for a model id no backend understands.
+        """
+        name, switches = parse_label(spec.strategy)
+        spec = spec.model_copy(update={"strategy": name})
+        program = _base_program(cls, spec, benchmark, eval_options, toolbox)
+        options = spec.options
+        if switches:  # laid over the settings the benchmark (or the spec) gave the strategy
+            options = (program.strategy.config() if options is None else options) | switches
+        if options is not None and program.strategy.config() != options:
+            # NOTE: a strategy rebuilt here loses what the benchmark changed in its roles
+            # (NLT's paper prompt); the benchmark's own settings make the same config and
+            # are kept.
+            program.use_strategy(make_strategy(name, **options))
+        _apply_settings(program, spec)
+        if spec.assignment:
+            program.apply_assignment(spec.assignment, cache=cache)
+        return program
+
+    def spec(self) -> ProgramSpec:
+        """This program's saved form: every field set, its assignment included."""
+        return ProgramSpec(
+            strategy=self.strategy_name,
+            options=self.strategy.config(),
+            domain=self.domain.name,
+            max_retries=self.max_retries,
+            state_view=self.state_view,
+            catalog_level=self.catalog_level,
+            adapter=self.adapter,
+            ground_arguments=self.ground_arguments,
+            assignment=dict(self.assignment),
+        )
 
     @property
     def max_retries(self) -> int:
@@ -431,3 +510,62 @@ def _domain(domain: Domain | str | None, toolbox: Toolbox | None) -> Domain:
 
 def _make_adapter(name: AdapterName) -> dspy.Adapter:
     return make_adapter(name)
+
+
+class ProgramMaker(Protocol[OptionsT]):
+    """What builds a spec's program first: a benchmark (``freyr_dspy.benchmark.Benchmark``).
+
+    A seam rather than the ``Benchmark`` type: the benchmark contract returns programs, so the
+    program package naming it would make the two import each other.
+    """
+
+    @property
+    def name(self) -> str:
+        """The benchmark's name (for error messages)."""
+        ...
+
+    def make_program(self, strategy: str, options: OptionsT) -> FreyrProgram:
+        """Build a fresh (unassigned) program for a strategy."""
+        ...
+
+
+def _base_program(
+    cls: type[FreyrProgram],
+    spec: ProgramSpec,
+    benchmark: ProgramMaker[OptionsT] | None,
+    eval_options: OptionsT | None,
+    toolbox: Toolbox | None,
+) -> FreyrProgram:
+    if benchmark is None:
+        strategy = make_strategy(spec.strategy, **(spec.options or {}))
+        if spec.domain not in (None, PLAIN_DOMAIN_NAME):
+            return cls(spec.domain, strategy=strategy, toolbox=toolbox)
+        if toolbox is None:
+            raise ConfigError(
+                "a program for your own tools needs them: pass toolbox=... "
+                "(on the command line --tools FILE, --mcp or --tools-module)"
+            )
+        return cls(toolbox=toolbox, strategy=strategy)
+    if eval_options is None:
+        raise ConfigError(f"building a {benchmark.name} program needs its evaluation options")
+    program = benchmark.make_program(spec.strategy, eval_options)
+    if spec.domain is not None and program.domain.name != spec.domain:
+        raise ConfigError(
+            f"benchmark {benchmark.name} builds programs of domain {program.domain.name!r}, "
+            f"not {spec.domain!r}"
+        )
+    return program
+
+
+def _apply_settings(program: FreyrProgram, spec: ProgramSpec) -> None:
+    if spec.max_retries is not None:
+        program.max_retries = spec.max_retries
+    if spec.state_view is not None:
+        program.domain.renderer(spec.state_view)  # fail early on an unknown view
+        program.state_view = spec.state_view
+    if spec.catalog_level is not None:
+        program.catalog_level = cast(CatalogLevel, spec.catalog_level)
+    if spec.adapter is not None:
+        program.adapter = cast(AdapterName, spec.adapter)
+    if spec.ground_arguments is not None:
+        program.ground_arguments = spec.ground_arguments

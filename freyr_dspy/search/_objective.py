@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Literal
 from freyr_dspy.benchmark import Benchmark, Episode, EvalOptions
 from freyr_dspy.errors import BackendError, one_line
 from freyr_dspy.evaluation._scoring import EvalSummary, score_program
-from freyr_dspy.program import FreyrProgram
-from freyr_dspy.program._spec import ProgramSpec, build_program
+from freyr_dspy.program import FreyrProgram, ProgramSpec
 from freyr_dspy.search._space import SearchSpace, TrialConfig, TrialPicker, suggest
 from freyr_dspy.studies import EvaluationCache, worker_id
 
@@ -60,7 +59,7 @@ def build_trial_program(
     spec = ProgramSpec(
         strategy=config.strategy, max_retries=config.max_retries, assignment=config.assignment
     )
-    program = build_program(spec, benchmark=benchmark, eval_options=options)
+    program = FreyrProgram.from_spec(spec, benchmark=benchmark, eval_options=options)
     if config.num_demos:
         if demo_fn is None:
             raise ConfigError("num_demos > 0 needs a demo provider (demo_fn); none was given")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from freyr_dspy.benchmark import Benchmark, Episode, EvalOptions, get_benchmark, spread
 from freyr_dspy.errors import ConfigError, UnknownRoleError
-from freyr_dspy.program._spec import ProgramSpec, build_program
+from freyr_dspy.program import FreyrProgram, ProgramSpec
 from freyr_dspy.search._demos import hold_out, labeled_demo_fn, step_ids
 from freyr_dspy.search._objective import LOST_REASONS, OBJECTIVES, DemoFn, Objective
 from freyr_dspy.search._report import write_report
@@ -201,7 +201,7 @@ def with_benchmark_roles(
     ``nlt``), and the roles follow the settings: only these roles get models.
     """
     roles = {
-        label: build_program(
+        label: FreyrProgram.from_spec(
             ProgramSpec(strategy=label), benchmark=benchmark, eval_options=options
         ).role_names
         for label in space.strategies

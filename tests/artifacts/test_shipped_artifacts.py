@@ -14,8 +14,8 @@ from freyr_dspy.benchmark import EvalOptions
 from freyr_dspy.benchmarks import get_benchmark
 from freyr_dspy.datasets import load_tools_file
 from freyr_dspy.domains._plain import PLAIN_DOMAIN_NAME
+from freyr_dspy.program import FreyrProgram, ProgramSpec
 from freyr_dspy.program._name_refs import REFERENCE
-from freyr_dspy.program._spec import ProgramSpec, build_program
 from freyr_dspy.prompting._demo_pool import pool_size
 from freyr_dspy.settings import Settings
 from freyr_dspy.tools import Toolbox
@@ -100,7 +100,7 @@ def test_shipped_artifact_keeps_the_programs_retry_budget(path: Path) -> None:
     skip_without_data(path, meta)
     options = EvalOptions(data_dir=real_data_dir())
     plain = meta.program.domain == PLAIN_DOMAIN_NAME  # compiled for a user's tools
-    uncompiled = build_program(
+    uncompiled = FreyrProgram.from_spec(
         ProgramSpec(strategy=meta.program.strategy, options=meta.program.options),
         benchmark=None if plain else get_benchmark(str(meta.benchmark)),
         eval_options=options,

@@ -98,7 +98,7 @@ def test_without_a_strategy_each_model_serves_its_preset(settings: Settings) -> 
     assert named.program.strategy.config() == {}  # a strategy named is taken as written
 
 
-def program_for(tools: list[dict[str, Any]]) -> FreyrProgram:
+def weather_program(tools: list[dict[str, Any]]) -> FreyrProgram:
     program = FreyrProgram(toolbox=Toolbox.from_openai(tools))
     return program.apply_assignment(
         dict.fromkeys(program.role_names, RoleModel(model="fake/rules"))
@@ -107,7 +107,7 @@ def program_for(tools: list[dict[str, Any]]) -> FreyrProgram:
 
 @pytest.mark.server
 def test_an_artifact_is_served_by_its_stem_and_keeps_to_its_tools(settings: Settings) -> None:
-    path = save(program_for([WEATHER]), settings.compiled_dir / "weather.json")
+    path = save(weather_program([WEATHER]), settings.compiled_dir / "weather.json")
     [served] = served_programs(settings, **options(program_paths=(path,)))
     assert (served.name, served.source) == ("weather", str(path))
     assert served.compiled_for is not None and list(served.compiled_for) == ["get_weather"]
@@ -122,7 +122,7 @@ def test_an_artifact_is_served_by_its_stem_and_keeps_to_its_tools(settings: Sett
 
 
 def test_an_artifact_for_any_tools_takes_every_request(settings: Settings) -> None:
-    program = program_for([WEATHER])
+    program = weather_program([WEATHER])
     path = save(program, settings.compiled_dir / "any.json", build_meta(program, toolbox=None))
     [served] = served_programs(settings, **options(program_paths=(path,), model_specs=("fake/x",)))
     assert served.compiled_for is None
@@ -162,7 +162,7 @@ def test_asks_are_answered_by_the_rules_fake_through_the_cli_path(settings: Sett
 def test_the_command_serves_an_artifact_given_by_its_absolute_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = save(program_for([WEATHER]), tmp_path / "elsewhere" / "weather.json")
+    path = save(weather_program([WEATHER]), tmp_path / "elsewhere" / "weather.json")
     monkeypatch.chdir(tmp_path)  # no compiled/ here: only the path itself can find it
     answers: list[httpx.Response] = []
 
