@@ -36,7 +36,7 @@ from freyr_dspy.tools import Tool, Toolbox, ToolParameter
 
 if TYPE_CHECKING:
     from freyr_dspy.compiling import CompileSettings
-    from freyr_dspy.tools._mcp import McpConnection
+    from freyr_dspy.tools import McpConnection
     from freyr_dspy.workflows import compile, evaluate
 
 try:
@@ -84,7 +84,7 @@ __all__ = [
 _LAZY = {
     # NOTE: the MCP SDK takes about a second to import; the compile stack pulls in the
     # optimizers. Neither is needed to load and run a program.
-    "McpConnection": "freyr_dspy.tools._mcp",
+    "McpConnection": "freyr_dspy.tools",
     "CompileSettings": "freyr_dspy.compiling",
     "compile": "freyr_dspy.workflows",
     "evaluate": "freyr_dspy.workflows",

@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING, Any
 import dspy
 
 from freyr_dspy.benchmark import EvalOptions
-from freyr_dspy.datasets import CallExample, ToolCallBenchmark, rows_from
-from freyr_dspy.datasets._toolboxes import DEFAULT_TOOLBOX
-from freyr_dspy.evaluation._scoring import EvalSummary, Progress, score_program
+from freyr_dspy.datasets import DEFAULT_TOOLBOX, CallExample, ToolCallBenchmark, rows_from
+from freyr_dspy.evaluation import EvalSummary, Progress, score_program
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.settings import Settings
 

@@ -16,6 +16,7 @@ from freyr_dspy.artifacts._meta import (
     ArtifactMeta,
     ArtifactScores,
     build_meta,
+    freyr_version,
     role_signature_hashes,
 )
 from freyr_dspy.artifacts._migrate import migrate_state_keys
@@ -33,6 +34,7 @@ __all__ = [
     "StartingPoint",
     "benchmark_data_dir",
     "build_meta",
+    "freyr_version",
     "load",
     "migrate_state_keys",
     "program_state",

@@ -28,9 +28,8 @@ from freyr_dspy.artifacts._meta import FORMAT, ArtifactMeta, build_meta, check_v
 from freyr_dspy.artifacts._migrate import with_legacy_defaults
 from freyr_dspy.artifacts._rebuild import ModelsArg, check_toolbox, program_from
 from freyr_dspy.errors import ArtifactError, one_line
-from freyr_dspy.program import FreyrProgram
-from freyr_dspy.program._name_refs import fingerprint, map_strings, refer_names
-from freyr_dspy.prompting._demo_pool import POOL_ATTRIBUTE, pool_state
+from freyr_dspy.program import FreyrProgram, fingerprint, map_strings, refer_names
+from freyr_dspy.prompting import POOL_ATTRIBUTE, pool_state
 from freyr_dspy.settings import Settings
 from freyr_dspy.tools import Toolbox
 

@@ -16,12 +16,12 @@ from typing import Any
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
-from freyr_dspy.domains._plain import PLAIN_DOMAIN_NAME
+from freyr_dspy.domains import PLAIN_DOMAIN_NAME
 from freyr_dspy.errors import ArtifactError
 from freyr_dspy.program import FreyrProgram, ProgramSpec
-from freyr_dspy.roles._signature_dump import signature_hash
+from freyr_dspy.roles import signature_hash
 from freyr_dspy.schemas import OptimizerConfig, RoleModel
-from freyr_dspy.tools._fingerprint import toolbox_fingerprint
+from freyr_dspy.tools import toolbox_fingerprint
 
 __all__ = [
     "FORMAT",

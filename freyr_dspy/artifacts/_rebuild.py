@@ -16,15 +16,13 @@ from typing import Any, cast
 from freyr_dspy.artifacts._meta import ArtifactMeta
 from freyr_dspy.artifacts._migrate import check_signatures, migrate_state_keys, taken_settings
 from freyr_dspy.benchmark import BENCHMARKS, EvalOptions, load_all
-from freyr_dspy.domains._plain import PLAIN_DOMAIN_NAME
+from freyr_dspy.domains import PLAIN_DOMAIN_NAME
 from freyr_dspy.errors import ArtifactError, ConfigError, UnknownRoleError
-from freyr_dspy.program import FreyrProgram
-from freyr_dspy.program._name_refs import fill_names, fingerprint, map_strings
-from freyr_dspy.prompting._demo_pool import check_pool
+from freyr_dspy.program import FreyrProgram, fill_names, fingerprint, map_strings
+from freyr_dspy.prompting import check_pool
 from freyr_dspy.schemas import RoleModel
 from freyr_dspy.settings import Settings
-from freyr_dspy.tools import Toolbox
-from freyr_dspy.tools._fingerprint import toolbox_changes
+from freyr_dspy.tools import Toolbox, toolbox_changes
 
 __all__ = ["ModelsArg", "benchmark_data_dir", "check_toolbox", "program_from"]
 

@@ -16,7 +16,7 @@ import logging
 import re
 from typing import Any
 
-from freyr_dspy.tools._schema import map_subschemas
+from freyr_dspy.tools import map_subschemas
 
 __all__ = ["schema_grammar", "without_patterns"]
 

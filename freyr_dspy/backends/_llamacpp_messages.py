@@ -14,7 +14,7 @@ from typing import Any
 from dspy.lm15 import Message, Request, Response, TextPart, ToolCallPart, Usage
 
 from freyr_dspy.backends._llamacpp_grammar import schema_grammar
-from freyr_dspy.prompting._parsing import load_json
+from freyr_dspy.prompting import load_json
 
 __all__ = ["completion_kwargs", "to_openai_messages", "to_response"]
 

@@ -16,7 +16,7 @@ import re
 import uuid
 from typing import Any
 
-from freyr_dspy.prompting._parsing import load_json
+from freyr_dspy.prompting import load_json
 
 __all__ = [
     "TEMPLATE_TOOLS",

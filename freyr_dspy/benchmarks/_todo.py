@@ -20,7 +20,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from freyr_dspy.benchmark import Episode, EvalOptions, GoldCall, Step, StepScore
-from freyr_dspy.domains._example import TODO, TodoState
+from freyr_dspy.domains import TODO, TodoState
 from freyr_dspy.errors import DataError, one_line
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Result

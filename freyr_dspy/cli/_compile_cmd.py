@@ -28,10 +28,16 @@ from freyr_dspy.cli._common import (
 )
 from freyr_dspy.cli._compile_progress import compile_progress
 from freyr_dspy.cli._dataset import Dataset, dataset_options, open_dataset
-from freyr_dspy.compiling._job import CompiledArtifact, CompileJob, compile_job, regression_warning
-from freyr_dspy.compiling._optimizers import OPTIMIZER_NAMES, OptimizerConfig
+from freyr_dspy.compiling import (
+    OPTIMIZER_NAMES,
+    CompiledArtifact,
+    CompileJob,
+    OptimizerConfig,
+    compile_job,
+    regression_warning,
+)
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.evaluation._config import parse_benchmark_options
+from freyr_dspy.evaluation import parse_benchmark_options
 from freyr_dspy.schemas import RoleModel
 from freyr_dspy.settings import Settings
 
@@ -357,8 +363,7 @@ def _refuse_fixed_only(options: dict[str, Any]) -> None:
 
 def _compile_settings(baseline: Any, options: dict[str, Any]) -> CompileSettings:
     """The study's settings from the options, around ``baseline``'s strategy."""
-    from freyr_dspy.compiling import CompileSettings
-    from freyr_dspy.compiling._candidates import switch_names
+    from freyr_dspy.compiling import CompileSettings, switch_names
     from freyr_dspy.strategies import strategy_label
 
     label = strategy_label(baseline.strategy)
@@ -402,7 +407,7 @@ def _compile_settings(baseline: Any, options: dict[str, Any]) -> CompileSettings
 
 def _candidate_models(baseline: Any, options: dict[str, Any]) -> dict[str, list[RoleModel]]:
     """``--candidates`` as role -> models, each with the sampling the role has now."""
-    from freyr_dspy.search._space import ALL_ROLES, parse_candidates
+    from freyr_dspy.search import ALL_ROLES, parse_candidates
 
     lists = parse_candidates(options["candidate_specs"], options["candidates_all"])
     everyone = lists.pop(ALL_ROLES, ())
@@ -454,7 +459,7 @@ def _label_missing(
             "give --teacher MODEL to label them, or label them first with freyr label"
         )
     from freyr_dspy.cli._label_cmd import teacher_program
-    from freyr_dspy.datasets._labelling import label_rows
+    from freyr_dspy.datasets import label_rows
 
     with progress_bar("label", unit="row") as progress:
         labelling = label_rows(

@@ -10,11 +10,15 @@ from typing import Any
 import click
 
 from freyr_dspy._files import write_text_atomic
-from freyr_dspy.evaluation._comparison import compare_reports, render_comparison
-from freyr_dspy.evaluation._export import summarise_report
-from freyr_dspy.evaluation._provenance import code_version
-from freyr_dspy.evaluation._report import read_report
-from freyr_dspy.evaluation._retries import format_retry_table, retry_stats
+from freyr_dspy.evaluation import (
+    code_version,
+    compare_reports,
+    format_retry_table,
+    read_report,
+    render_comparison,
+    retry_stats,
+    summarise_report,
+)
 
 __all__ = ["compare", "export", "stats"]
 

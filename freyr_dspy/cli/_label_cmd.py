@@ -51,8 +51,7 @@ def command(
     named on stderr), never guessed.
     """
     from freyr_dspy._files import write_text_atomic
-    from freyr_dspy.datasets import read_rows
-    from freyr_dspy.datasets._labelling import label_rows
+    from freyr_dspy.datasets import label_rows, read_rows
 
     # NOTE: by name: click orders keyword arguments as they were given on the command line
     with open_tools(tools["tools_file"], tools["mcp"], tools["tools_module"]) as boxes:

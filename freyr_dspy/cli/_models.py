@@ -6,8 +6,13 @@ from typing import Any
 
 import click
 
-from freyr_dspy.backends import EMBEDDED_MODELS, EXAMPLE_IDS, is_installed, is_ready
-from freyr_dspy.backends._embedded import model_cache_dir
+from freyr_dspy.backends import (
+    EMBEDDED_MODELS,
+    EXAMPLE_IDS,
+    is_installed,
+    is_ready,
+    model_cache_dir,
+)
 from freyr_dspy.cli._common import echo_json, json_option
 from freyr_dspy.settings import DEFAULT_MODEL, FAST_MODEL
 

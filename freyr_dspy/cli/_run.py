@@ -17,8 +17,7 @@ from freyr_dspy.cli._common import (
 )
 from freyr_dspy.cli._dataset import tools_options
 from freyr_dspy.errors import ConfigError, DataError
-from freyr_dspy.program import FreyrProgram
-from freyr_dspy.program._assignment import parse_model_specs, parse_sampling_specs
+from freyr_dspy.program import FreyrProgram, parse_model_specs, parse_sampling_specs
 from freyr_dspy.schemas import Result
 from freyr_dspy.settings import Settings
 

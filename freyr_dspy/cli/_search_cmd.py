@@ -222,7 +222,7 @@ def _space(
     default_model: str,
     values: dict[str, Any],
 ) -> Any:
-    from freyr_dspy.search._space import SearchSpace, parse_bounds, parse_candidates, parse_numbers
+    from freyr_dspy.search import SearchSpace, parse_bounds, parse_candidates, parse_numbers
 
     top_k = parse_numbers(values["top_k"], "top-k")
     retries = parse_bounds(values["max_retries"], "max-retries") or (3, 3)
@@ -245,7 +245,7 @@ def _space(
 def _compile_best(
     result: Any, bench: Any, settings: Any, options: Any, optimizer: str
 ) -> dict[str, Any]:
-    from freyr_dspy.search._best import compile_best
+    from freyr_dspy.search import compile_best
 
     artifact = compile_best(result, bench, settings=settings, options=options, optimizer=optimizer)
     dev_score = round(artifact.report.after.accuracy, 4)

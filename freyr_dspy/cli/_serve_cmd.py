@@ -138,7 +138,7 @@ def served_programs(
             )
             for path in program_paths
         ]
-    from freyr_dspy.program._assignment import bare_model_ids, resolve_label
+    from freyr_dspy.program import bare_model_ids, resolve_label
 
     bare = bare_model_ids(model_specs)
     roles = tuple(spec for spec in model_specs if "=" in spec)
@@ -168,7 +168,7 @@ def _artifact(
     """A compiled program for a user's own tools; requests bring the tools."""
     from freyr_dspy.artifacts import read_artifact
     from freyr_dspy.cli._run import load_program
-    from freyr_dspy.domains._plain import PLAIN_DOMAIN_NAME
+    from freyr_dspy.domains import PLAIN_DOMAIN_NAME
     from freyr_dspy.errors import ConfigError
     from freyr_dspy.serve import ServedProgram
     from freyr_dspy.tools import Toolbox

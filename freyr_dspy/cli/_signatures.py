@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from freyr_dspy.cli._common import make_settings
-from freyr_dspy.roles._signature_dump import write_signature_dumps
+from freyr_dspy.roles import write_signature_dumps
 
 __all__ = ["signatures"]
 

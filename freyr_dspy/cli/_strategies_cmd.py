@@ -10,13 +10,14 @@ import click
 
 from freyr_dspy.cli._common import echo_json, json_option
 from freyr_dspy.strategies import (
+    DEFAULT_STRATEGY,
+    PRESETS,
     STRATEGIES,
     StrategyFactory,
     load_strategies,
     setting_defaults,
     setting_names,
 )
-from freyr_dspy.strategies._presets import DEFAULT_STRATEGY, PRESETS
 
 __all__ = []
 

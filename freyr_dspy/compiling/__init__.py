@@ -21,29 +21,68 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from freyr_dspy.compiling._candidates import Candidate, PoolSpec
+    from freyr_dspy.compiling._candidates import Candidate, PoolSpec, switch_names
+    from freyr_dspy.compiling._compiler import load_trainset, reattach_models
     from freyr_dspy.compiling._fit import fit_program
+    from freyr_dspy.compiling._gold import GoldContext, register_gold_answer
     from freyr_dspy.compiling._guard import Tally, sign_test
+    from freyr_dspy.compiling._job import (
+        CompiledArtifact,
+        CompileJob,
+        compile_artifact,
+        compile_job,
+        regression_warning,
+    )
+    from freyr_dspy.compiling._metrics import BenchmarkMetric
+    from freyr_dspy.compiling._optimizers import OPTIMIZER_NAMES, OptimizerConfig, optimize
     from freyr_dspy.compiling._outcome import CompileOutcome
     from freyr_dspy.compiling._settings import DEFAULT_MINUTES, CompileSettings
     from freyr_dspy.compiling._study import Progress, ProgressEvent
 
 __all__ = [
     "DEFAULT_MINUTES",
+    "OPTIMIZER_NAMES",
+    "BenchmarkMetric",
     "Candidate",
+    "CompileJob",
     "CompileOutcome",
     "CompileSettings",
+    "CompiledArtifact",
+    "GoldContext",
+    "OptimizerConfig",
     "PoolSpec",
     "Progress",
     "ProgressEvent",
     "Tally",
+    "compile_artifact",
+    "compile_job",
     "fit_program",
+    "load_trainset",
+    "optimize",
+    "reattach_models",
+    "register_gold_answer",
+    "regression_warning",
     "sign_test",
+    "switch_names",
 ]
 
 # NOTE: loaded on first use: the compile stack pulls in DSPy's optimizers, which ``freyr run``
 # and ``freyr serve`` never need.
 _HOMES = {
+    "switch_names": "_candidates",
+    "load_trainset": "_compiler",
+    "reattach_models": "_compiler",
+    "GoldContext": "_gold",
+    "register_gold_answer": "_gold",
+    "CompileJob": "_job",
+    "CompiledArtifact": "_job",
+    "compile_artifact": "_job",
+    "compile_job": "_job",
+    "regression_warning": "_job",
+    "BenchmarkMetric": "_metrics",
+    "OPTIMIZER_NAMES": "_optimizers",
+    "OptimizerConfig": "_optimizers",
+    "optimize": "_optimizers",
     "Candidate": "_candidates",
     "PoolSpec": "_candidates",
     "fit_program": "_fit",

@@ -23,10 +23,10 @@ from freyr_dspy.benchmark import Benchmark, Episode, EvalOptions, step_example
 from freyr_dspy.compiling._metrics import BenchmarkMetric
 from freyr_dspy.compiling._optimizers import OptimizerConfig, optimize
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.evaluation._scoring import EvalSummary, Progress, score_program
+from freyr_dspy.evaluation import EvalSummary, Progress, score_program
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.settings import Settings
-from freyr_dspy.tools._fingerprint import toolbox_fingerprint
+from freyr_dspy.tools import toolbox_fingerprint
 
 __all__ = [
     "CompileReport",

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from freyr_dspy.artifacts import ArtifactMeta, ArtifactScores, build_meta
-from freyr_dspy.backends._replay import engines_of, replaying
+from freyr_dspy.backends import engines_of, replaying
 from freyr_dspy.benchmark import Benchmark, Episode, EvalOptions, spread, step_example
 from freyr_dspy.compiling._candidates import Candidate
 from freyr_dspy.compiling._compiler import trainset_sha256
@@ -230,7 +230,7 @@ def _demo_knobs(
 
 def _context(baseline: FreyrProgram, benchmark: Benchmark) -> dict[str, Any]:
     """What, besides the candidate, the row and a pool's rows, decides a row's record."""
-    from freyr_dspy.artifacts._meta import freyr_version
+    from freyr_dspy.artifacts import freyr_version
     from freyr_dspy.evaluation import source_digest
 
     spec = baseline.spec().model_dump(mode="json", exclude={"strategy", "options"})

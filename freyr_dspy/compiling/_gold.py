@@ -35,9 +35,8 @@ import dspy
 from freyr_dspy.benchmark import GoldCall, gold_calls
 from freyr_dspy.compiling._metrics import BenchmarkMetric
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.prompting._demo_pool import DEMO_META
-from freyr_dspy.prompting._parsing import CONVERSATION
-from freyr_dspy.roles._asks import ASK_WORDS_MOST, NO_TOOL
+from freyr_dspy.prompting import CONVERSATION, DEMO_META
+from freyr_dspy.roles import ASK_WORDS_MOST, NO_TOOL
 from freyr_dspy.testing import Answer, FakeCall, FakeEngine
 from freyr_dspy.tools import catalog_names
 

@@ -27,9 +27,8 @@ from freyr_dspy.compiling._dataset_demos import deciding_roles, tool_text_fields
 from freyr_dspy.compiling._optimizers import OptimizerConfig
 from freyr_dspy.datasets import ToolCallBenchmark
 from freyr_dspy.errors import ConfigError, UnknownRoleError
-from freyr_dspy.evaluation._scoring import EvalSummary, Progress
-from freyr_dspy.program import FreyrProgram, ProgramSpec
-from freyr_dspy.program._assignment import build_assignment, override_assignment
+from freyr_dspy.evaluation import EvalSummary, Progress
+from freyr_dspy.program import FreyrProgram, ProgramSpec, build_assignment, override_assignment
 from freyr_dspy.settings import Settings
 
 __all__ = [

@@ -25,8 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from freyr_dspy.compiling._rows import TrainingRow
-from freyr_dspy.evaluation._runner import StepRecord
-from freyr_dspy.strategies._scored_confirm import CONFIRM_MARGIN
+from freyr_dspy.evaluation import StepRecord
+from freyr_dspy.strategies import CONFIRM_MARGIN
 
 __all__ = ["FittedMargin", "fit_margin", "margin_rows"]
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import dspy
 
 from freyr_dspy.benchmark import Benchmark, Step, StepScore, gold_calls
-from freyr_dspy.prompting._parsing import CONVERSATION
+from freyr_dspy.prompting import CONVERSATION
 
 __all__ = ["ROLE_METRICS", "BenchmarkMetric", "FeedbackMetric", "intent_set_metric"]
 

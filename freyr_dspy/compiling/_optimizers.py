@@ -41,13 +41,7 @@ from freyr_dspy.compiling._gold import (
 from freyr_dspy.compiling._metrics import BenchmarkMetric, FeedbackMetric
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.prompting._demo_pool import (
-    REQUEST_FIELDS,
-    attach_pool,
-    detach_pool,
-    pool_size,
-    pool_state,
-)
+from freyr_dspy.prompting import REQUEST_FIELDS, attach_pool, detach_pool, pool_size, pool_state
 from freyr_dspy.schemas import (
     OPTIMIZER_NAMES,
     OptimizerConfig,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from freyr_dspy.compiling._candidates import Candidate
 from freyr_dspy.compiling._guard import Choice, Tally, paired, wilson_interval
 from freyr_dspy.compiling._rows import TrainingRow
-from freyr_dspy.evaluation._runner import StepRecord
+from freyr_dspy.evaluation import StepRecord
 
 if TYPE_CHECKING:
     from freyr_dspy.artifacts import ArtifactMeta

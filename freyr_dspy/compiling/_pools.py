@@ -27,7 +27,7 @@ from freyr_dspy.compiling._gold import detached_copy, gold_demos
 from freyr_dspy.compiling._metrics import BenchmarkMetric
 from freyr_dspy.compiling._optimizers import OptimizerConfig, trimmed_demo
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.prompting._demo_pool import attach_pool, detach_pool, request_field
+from freyr_dspy.prompting import attach_pool, detach_pool, request_field
 
 __all__ = ["pooled_demos", "with_pool"]
 

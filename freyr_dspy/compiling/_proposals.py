@@ -34,7 +34,7 @@ from freyr_dspy.compiling._candidates import (
 )
 from freyr_dspy.compiling._margins import fit_margin, margin_rows
 from freyr_dspy.compiling._rows import TrainingRow
-from freyr_dspy.evaluation._runner import StepRecord
+from freyr_dspy.evaluation import StepRecord
 from freyr_dspy.schemas import RoleModel
 
 __all__ = [

@@ -27,17 +27,17 @@ from dataclasses import dataclass, field, replace
 
 import dspy
 
-from freyr_dspy.backends._replay import ReplayMemo
+from freyr_dspy.backends import ReplayMemo
 from freyr_dspy.benchmark import Benchmark, Episode, gold_calls
 from freyr_dspy.compiling._candidates import Candidate
 from freyr_dspy.compiling._compiler import reattach_models
 from freyr_dspy.compiling._metrics import BenchmarkMetric
 from freyr_dspy.compiling._optimizers import OptimizerConfig
 from freyr_dspy.compiling._pools import with_pool
-from freyr_dspy.evaluation._runner import StepRecord, run_episode
+from freyr_dspy.evaluation import StepRecord, run_episode
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.studies import EvaluationCache
-from freyr_dspy.tools._fingerprint import toolbox_fingerprint
+from freyr_dspy.tools import toolbox_fingerprint
 
 __all__ = ["ProgramMaker", "RowScorer", "TrainingRow", "planned_tools", "row_kind"]
 

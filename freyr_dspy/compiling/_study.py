@@ -43,7 +43,7 @@ from freyr_dspy.compiling._rows import RowScorer, TrainingRow, planned_tools
 from freyr_dspy.compiling._settings import CompileSettings
 from freyr_dspy.compiling._trials import Scoring, TrialBook
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.evaluation._runner import StepRecord
+from freyr_dspy.evaluation import StepRecord
 from freyr_dspy.schemas import RoleModel
 
 __all__ = ["Progress", "ProgressEvent", "compile_study"]

@@ -29,10 +29,17 @@ from freyr_dspy.datasets._conversations import (
 )
 from freyr_dspy.datasets._files import dataset_benchmark, dataset_digest, open_toolboxes
 from freyr_dspy.datasets._format import AnyOf, CallExample, ExpectedCall, load_examples
-from freyr_dspy.datasets._toolboxes import load_tools_file, toolbox_from_module, toolbox_of
+from freyr_dspy.datasets._labelling import label_rows
+from freyr_dspy.datasets._toolboxes import (
+    DEFAULT_TOOLBOX,
+    load_tools_file,
+    toolbox_from_module,
+    toolbox_of,
+)
 
 __all__ = [
     "BENCHMARK_NAME",
+    "DEFAULT_TOOLBOX",
     "AnyOf",
     "AppWorld",
     "CallCheck",
@@ -48,6 +55,7 @@ __all__ = [
     "dataset_benchmark",
     "dataset_digest",
     "is_conversation_file",
+    "label_rows",
     "load_examples",
     "load_tools_file",
     "open_toolboxes",

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from freyr_dspy.datasets._format import AnyOf, ExpectedCall
-from freyr_dspy.evaluation._calls import values_equal
+from freyr_dspy.evaluation import values_equal
 from freyr_dspy.tools import Toolbox
 
 __all__ = ["CallCheck", "check_calls", "render_call"]

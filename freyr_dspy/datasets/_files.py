@@ -14,8 +14,7 @@ from pathlib import Path
 from freyr_dspy.datasets._benchmark import ToolCallBenchmark, read_rows
 from freyr_dspy.datasets._toolboxes import DEFAULT_TOOLBOX, load_tools_file, toolbox_from_module
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.tools import Toolbox
-from freyr_dspy.tools._fingerprint import toolbox_fingerprint
+from freyr_dspy.tools import Toolbox, toolbox_fingerprint
 
 __all__ = ["dataset_benchmark", "dataset_digest", "open_toolboxes"]
 

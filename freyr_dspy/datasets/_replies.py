@@ -19,7 +19,7 @@ from typing import Any
 
 from freyr_dspy.datasets._format import AnyOf, ToolResult
 from freyr_dspy.errors import ToolError
-from freyr_dspy.evaluation._calls import values_equal
+from freyr_dspy.evaluation import values_equal
 from freyr_dspy.tools import Tool, Toolbox
 
 __all__ = ["invented_numbers", "numbers_in", "replaying_toolbox"]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from freyr_dspy.domains._base import Domain, StateRenderer, render_json_state
-from freyr_dspy.domains._example import TODO
+from freyr_dspy.domains._example import TODO, TodoState
+from freyr_dspy.domains._plain import PLAIN_DOMAIN_NAME, plain_domain
 from freyr_dspy.registry import Registry
 
 #: The benchmarks' domains register themselves from their plugins (``freyr_dspy.registry``).
@@ -18,9 +19,13 @@ def register_domain(domain: Domain) -> None:
 
 __all__ = [
     "DOMAINS",
+    "PLAIN_DOMAIN_NAME",
+    "TODO",
     "Domain",
     "StateRenderer",
+    "TodoState",
     "get_domain",
+    "plain_domain",
     "register_domain",
     "render_json_state",
 ]

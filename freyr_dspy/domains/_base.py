@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from freyr_dspy.errors import UnknownNameError
-from freyr_dspy.prompting._placeholders import NO_STATE
+from freyr_dspy.prompting import NO_STATE
 from freyr_dspy.tools import Toolbox
 
 __all__ = ["Domain", "StateRenderer", "render_json_state"]

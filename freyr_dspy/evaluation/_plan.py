@@ -17,16 +17,22 @@ from freyr_dspy.benchmark import Benchmark, Episode, get_benchmark
 from freyr_dspy.errors import ConfigError, DataError, UnknownRoleError
 from freyr_dspy.evaluation._config import EvalConfig
 from freyr_dspy.evaluation._units import UnitKey
-from freyr_dspy.program import FreyrProgram, ProgramSpec
-from freyr_dspy.program._assignment import (
+from freyr_dspy.program import (
+    FreyrProgram,
+    ProgramSpec,
     main_model,
     parse_model_specs,
     parse_sampling_specs,
     resolve_label,
 )
 from freyr_dspy.schemas import RoleModel, Sampling
-from freyr_dspy.strategies import get_strategy, load_strategies, parse_label
-from freyr_dspy.strategies._presets import DEFAULT_STRATEGY, PRESET_LABEL
+from freyr_dspy.strategies import (
+    DEFAULT_STRATEGY,
+    PRESET_LABEL,
+    get_strategy,
+    load_strategies,
+    parse_label,
+)
 
 __all__ = ["Plan", "Unit", "build_unit_program", "make_plan", "seeded"]
 

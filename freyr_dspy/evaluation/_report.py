@@ -19,7 +19,7 @@ from freyr_dspy._files import write_text_atomic
 from freyr_dspy.errors import DataError
 from freyr_dspy.evaluation._aggregate import ALL_CASES, METRICS, aggregate_benchmark
 from freyr_dspy.evaluation._harness import EvalRun
-from freyr_dspy.program._assignment import main_model
+from freyr_dspy.program import main_model
 
 __all__ = [
     "clean_json",

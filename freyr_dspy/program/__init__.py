@@ -9,8 +9,23 @@ benchmark names held by position in committed files), and a conversation with it
 
 from __future__ import annotations
 
-from freyr_dspy.program._assignment import build_assignment
-from freyr_dspy.program._name_refs import REFERENCE
+from freyr_dspy.program._assignment import (
+    bare_model_ids,
+    build_assignment,
+    main_model,
+    override_assignment,
+    parse_model_specs,
+    parse_sampling_specs,
+    resolve_label,
+)
+from freyr_dspy.program._name_refs import (
+    REFERENCE,
+    fill_names,
+    fill_names_in_json,
+    fingerprint,
+    map_strings,
+    refer_names,
+)
 from freyr_dspy.program._program import (
     AdapterName,
     FreyrProgram,
@@ -28,9 +43,20 @@ __all__ = [
     "ProgramMaker",
     "ProgramSpec",
     "Session",
+    "bare_model_ids",
     "build_assignment",
     "call_turn",
+    "fill_names",
+    "fill_names_in_json",
+    "fingerprint",
+    "main_model",
+    "map_strings",
+    "override_assignment",
+    "parse_model_specs",
+    "parse_sampling_specs",
+    "refer_names",
     "render_conversation",
+    "resolve_label",
     "to_prediction",
     "turns_of",
 ]

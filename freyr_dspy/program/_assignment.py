@@ -6,8 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from freyr_dspy.errors import ConfigError, UnknownRoleError
 from freyr_dspy.schemas import RoleModel, Sampling
-from freyr_dspy.strategies import strategy_roles
-from freyr_dspy.strategies._presets import PRESET_LABEL, default_strategy
+from freyr_dspy.strategies import PRESET_LABEL, default_strategy, strategy_roles
 
 __all__ = [
     "bare_model_ids",

@@ -17,13 +17,11 @@ from typing import Any, Literal, Protocol, TypeVar, cast
 
 import dspy
 
-from freyr_dspy.domains import Domain, get_domain
-from freyr_dspy.domains._plain import PLAIN_DOMAIN_NAME, plain_domain
+from freyr_dspy.domains import PLAIN_DOMAIN_NAME, Domain, get_domain, plain_domain
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program._assignment import main_model, resolve_label, role_assignment
 from freyr_dspy.program._spec import ProgramSpec
-from freyr_dspy.prompting._adapters import make_adapter
-from freyr_dspy.prompting._placeholders import NO_CONVERSATION
+from freyr_dspy.prompting import NO_CONVERSATION, make_adapter
 from freyr_dspy.roles import Role
 from freyr_dspy.schemas import Result, RoleModel, Sampling
 from freyr_dspy.settings import DEFAULT_MODEL

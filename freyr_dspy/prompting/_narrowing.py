@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from freyr_dspy.tools._schema import map_subschemas
+from freyr_dspy.tools import map_subschemas
 
 __all__ = [
     "LONGEST_EXCLUDED",

@@ -18,10 +18,9 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.prompting._contracts import Contract, name_schema
-from freyr_dspy.prompting._parsing import load_json, split_items, strip_fences
-from freyr_dspy.roles import register_role
+from freyr_dspy.prompting import Contract, load_json, name_schema, split_items, strip_fences
 from freyr_dspy.roles._base import Role
+from freyr_dspy.roles._registry import register_role
 
 __all__ = ["ASK_WORDS_MOST", "NO_TOOL", "AskLister", "asks_contract"]
 

@@ -18,9 +18,14 @@ from typing import Any, ClassVar
 import dspy
 from dspy.utils.exceptions import AdapterParseError
 
-from freyr_dspy.prompting._contracts import Contract, json_text_fields, with_contract
-from freyr_dspy.prompting._demo_pool import POOL_ATTRIBUTE, demos_for
-from freyr_dspy.prompting._parsing import valid_unicode
+from freyr_dspy.prompting import (
+    POOL_ATTRIBUTE,
+    Contract,
+    demos_for,
+    json_text_fields,
+    valid_unicode,
+    with_contract,
+)
 
 __all__ = ["Role"]
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.prompting._parsing import parse_text
+from freyr_dspy.prompting import parse_text
 from freyr_dspy.roles._base import Role
 
 __all__ = ["ChatResponder", "ChatSignature"]

@@ -17,10 +17,9 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.prompting._contracts import Contract
-from freyr_dspy.prompting._parsing import parse_arguments
-from freyr_dspy.roles import register_role
+from freyr_dspy.prompting import Contract, parse_arguments
 from freyr_dspy.roles._base import Role
+from freyr_dspy.roles._registry import register_role
 
 __all__ = ["PlanConfirmer", "confirm_contract", "confirmed"]
 

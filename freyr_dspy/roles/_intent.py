@@ -11,8 +11,7 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.prompting._contracts import Contract, names_schema
-from freyr_dspy.prompting._parsing import CONVERSATION, split_items
+from freyr_dspy.prompting import CONVERSATION, Contract, names_schema, split_items
 from freyr_dspy.roles._base import Role
 
 __all__ = ["IntentClassifier", "IntentSignature", "intent_contract"]

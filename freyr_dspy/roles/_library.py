@@ -15,10 +15,9 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.prompting._contracts import Contract, names_schema
-from freyr_dspy.prompting._parsing import match_names, split_items
-from freyr_dspy.roles import register_role
+from freyr_dspy.prompting import Contract, match_names, names_schema, split_items
 from freyr_dspy.roles._base import Role
+from freyr_dspy.roles._registry import register_role
 
 __all__ = ["NO_LIBRARY", "Gate", "library_contract", "read_gate"]
 

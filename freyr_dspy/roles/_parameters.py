@@ -14,12 +14,9 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.prompting._contracts import Contract, JsonSchema
-from freyr_dspy.prompting._narrowing import choose_from, forbid_values
-from freyr_dspy.prompting._parsing import parse_arguments
+from freyr_dspy.prompting import Contract, JsonSchema, choose_from, forbid_values, parse_arguments
 from freyr_dspy.roles._base import Role
-from freyr_dspy.tools import Tool
-from freyr_dspy.tools._schema import inline_refs
+from freyr_dspy.tools import Tool, inline_refs
 
 __all__ = [
     "ParameterFiller",

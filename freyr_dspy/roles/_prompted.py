@@ -16,10 +16,9 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.prompting._contracts import Contract
-from freyr_dspy.prompting._parsing import MAX_NESTED_JSON, load_json, parse_text
-from freyr_dspy.roles import register_role
+from freyr_dspy.prompting import MAX_NESTED_JSON, Contract, load_json, parse_text
 from freyr_dspy.roles._base import Role
+from freyr_dspy.roles._registry import register_role
 
 __all__ = ["CALL_FORMAT", "ToolRequest", "extract_calls"]
 

@@ -54,7 +54,7 @@ def signature_hash(signature: type[dspy.Signature]) -> str:
 
 def write_signature_dumps(directory: Path) -> list[Path]:
     """Write ``<role>.json`` for every registered role; return the paths written."""
-    from freyr_dspy.roles import load_roles
+    from freyr_dspy.roles._registry import load_roles
 
     directory.mkdir(parents=True, exist_ok=True)
     written = []

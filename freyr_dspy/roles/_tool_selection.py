@@ -19,10 +19,16 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.prompting._contracts import Contract, pattern_literal
-from freyr_dspy.prompting._parsing import MAX_NESTED_JSON, load_json, parse_text, strip_fences
-from freyr_dspy.roles import register_role
+from freyr_dspy.prompting import (
+    MAX_NESTED_JSON,
+    Contract,
+    load_json,
+    parse_text,
+    pattern_literal,
+    strip_fences,
+)
 from freyr_dspy.roles._base import Role
+from freyr_dspy.roles._registry import register_role
 from freyr_dspy.tools import Toolbox, normalize_name
 
 __all__ = [

@@ -4,6 +4,7 @@ An Optuna study over the model per role, temperature / top-p / top-k, strategy, 
 demos, scored by a benchmark on accuracy, tokens and latency; the Pareto front is the answer.
 """
 
+from freyr_dspy.search._best import compile_best
 from freyr_dspy.search._objective import OBJECTIVES, Objective, build_trial_program
 from freyr_dspy.search._report import format_table, write_report
 from freyr_dspy.search._result import SearchResult, TrialSummary
@@ -13,6 +14,8 @@ from freyr_dspy.search._space import (
     TrialConfig,
     baseline,
     parse_bounds,
+    parse_candidates,
+    parse_numbers,
     space_digest,
     suggest,
 )
@@ -30,11 +33,14 @@ __all__ = [
     "TrialSummary",
     "baseline",
     "build_trial_program",
+    "compile_best",
     "enqueue",
     "format_table",
     "load_episodes",
     "open_storage",
     "parse_bounds",
+    "parse_candidates",
+    "parse_numbers",
     "search_assignments",
     "space_digest",
     "storage_url",

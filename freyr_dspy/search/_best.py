@@ -18,7 +18,7 @@ from freyr_dspy.search._result import SearchResult, TrialSummary
 from freyr_dspy.settings import Settings
 
 if TYPE_CHECKING:
-    from freyr_dspy.compiling._job import CompiledArtifact
+    from freyr_dspy.compiling import CompiledArtifact
 
 __all__ = ["compile_best"]
 
@@ -52,8 +52,7 @@ def compile_best(
     Raises:
         ConfigError: when the search has no finished trial to compile.
     """
-    from freyr_dspy.compiling._job import compile_artifact
-    from freyr_dspy.compiling._optimizers import OptimizerConfig
+    from freyr_dspy.compiling import OptimizerConfig, compile_artifact
 
     chosen = trial or result.best
     config = chosen.trial_config() if chosen else None

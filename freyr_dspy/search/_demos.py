@@ -34,9 +34,13 @@ def labeled_demo_fn(
     pool: list[Any] = []
 
     def add_demos(program: FreyrProgram, k: int, config: TrialConfig) -> FreyrProgram:
-        from freyr_dspy.compiling._compiler import load_trainset, reattach_models
-        from freyr_dspy.compiling._metrics import BenchmarkMetric
-        from freyr_dspy.compiling._optimizers import OptimizerConfig, optimize
+        from freyr_dspy.compiling import (
+            BenchmarkMetric,
+            OptimizerConfig,
+            load_trainset,
+            optimize,
+            reattach_models,
+        )
 
         if not pool:
             examples = load_trainset(benchmark, settings, options)

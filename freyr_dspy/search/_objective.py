@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal
 
 from freyr_dspy.benchmark import Benchmark, Episode, EvalOptions
 from freyr_dspy.errors import BackendError, one_line
-from freyr_dspy.evaluation._scoring import EvalSummary, score_program
+from freyr_dspy.evaluation import EvalSummary, score_program
 from freyr_dspy.program import FreyrProgram, ProgramSpec
 from freyr_dspy.search._space import SearchSpace, TrialConfig, TrialPicker, suggest
 from freyr_dspy.studies import EvaluationCache, worker_id
@@ -132,7 +132,7 @@ class Objective:
 
     def cache_key(self, config: TrialConfig) -> str:
         """The cache key: configuration, benchmark, episodes and freyr version."""
-        from freyr_dspy.artifacts._meta import freyr_version
+        from freyr_dspy.artifacts import freyr_version
 
         return EvaluationCache.key(
             config=config.model_dump(mode="json"),

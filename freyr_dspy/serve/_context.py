@@ -16,9 +16,7 @@ import json
 import math
 from typing import Any
 
-from freyr_dspy.backends import EMBEDDED_MODELS, GGUF_PREFIX
-from freyr_dspy.backends._factory import OLLAMA_NUM_CTX
-from freyr_dspy.backends._llamacpp import MAX_N_CTX
+from freyr_dspy.backends import EMBEDDED_MODELS, GGUF_PREFIX, MAX_N_CTX, OLLAMA_NUM_CTX
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.serve._conversation import Turn
 from freyr_dspy.serve._errors import context_exceeded

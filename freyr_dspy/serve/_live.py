@@ -38,10 +38,7 @@ from freyr_dspy.serve._protocol import Choice, ToolCall
 from freyr_dspy.serve._reply_guard import HeldText
 from freyr_dspy.serve._reply_text import FieldText
 from freyr_dspy.serve._translate import ToolPlan, tool_call
-from freyr_dspy.strategies import Request, waits_for_results
-from freyr_dspy.strategies._call_watch import watching_calls
-from freyr_dspy.strategies._claims import CallWords
-from freyr_dspy.strategies._grounding import Evidence
+from freyr_dspy.strategies import CallWords, Evidence, Request, waits_for_results, watching_calls
 from freyr_dspy.text_stream import listening
 
 __all__ = ["Delta", "LiveAnswer"]

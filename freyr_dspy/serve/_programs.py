@@ -12,14 +12,13 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from freyr_dspy.backends._embedded import runs_in_process
+from freyr_dspy.backends import runs_in_process
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.serve._context import context_window
 from freyr_dspy.serve._errors import bad_request, unknown_model
 from freyr_dspy.serve._protocol import ModelCard, ModelList
-from freyr_dspy.tools import Toolbox
-from freyr_dspy.tools._fingerprint import toolbox_changes
+from freyr_dspy.tools import Toolbox, toolbox_changes
 
 __all__ = ["ServedProgram", "ServedPrograms"]
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import re
 
-from freyr_dspy.strategies._claims import CallWords, sentences
-from freyr_dspy.strategies._grounding import Evidence, unsupported_numbers
+from freyr_dspy.strategies import CallWords, Evidence, sentences, unsupported_numbers
 
 __all__ = ["HeldText"]
 

@@ -20,15 +20,9 @@ from typing import Any
 
 import jsonschema
 
-from freyr_dspy.backends._embedded import runs_in_process
-from freyr_dspy.backends._llamacpp_grammar import schema_grammar
+from freyr_dspy.backends import runs_in_process, schema_grammar
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.prompting._contracts import (
-    JsonSchema,
-    enforces_schema,
-    output_schema,
-    with_contract,
-)
+from freyr_dspy.prompting import JsonSchema, enforces_schema, output_schema, with_contract
 from freyr_dspy.roles import Role
 from freyr_dspy.serve._errors import ApiError, bad_request
 

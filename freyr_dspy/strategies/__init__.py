@@ -19,12 +19,17 @@ from freyr_dspy.strategies._base import (
     setting_defaults,
     setting_names,
 )
+from freyr_dspy.strategies._call_watch import watching_calls
+from freyr_dspy.strategies._claims import CallWords, sentences
 from freyr_dspy.strategies._executor import ToolExecutor
 from freyr_dspy.strategies._freyr import Freyr
+from freyr_dspy.strategies._grounding import Evidence, unsupported_numbers
 from freyr_dspy.strategies._ledger import Ledger
 from freyr_dspy.strategies._policies import CallPolicy, PlanningPolicy
+from freyr_dspy.strategies._presets import DEFAULT_STRATEGY, PRESET_LABEL, PRESETS, default_strategy
 from freyr_dspy.strategies._request import Request, RunStarter, ToolChoice
 from freyr_dspy.strategies._run import CallOverrides, Ending, ModelFailure, Run, call_text
+from freyr_dspy.strategies._scored_confirm import CONFIRM_MARGIN
 
 if TYPE_CHECKING:
     from freyr_dspy.strategies._gated import Gated
@@ -155,10 +160,16 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "CONFIRM_MARGIN",
+    "DEFAULT_STRATEGY",
+    "PRESETS",
+    "PRESET_LABEL",
     "STRATEGIES",
     "CallOverrides",
     "CallPolicy",
+    "CallWords",
     "Ending",
+    "Evidence",
     "Freyr",
     "FunctionStrategy",
     "Gated",
@@ -179,15 +190,19 @@ __all__ = [
     "accepted_config",
     "build_strategy",
     "call_text",
+    "default_strategy",
     "get_strategy",
     "load_strategies",
     "make_strategy",
     "parse_label",
     "register_strategy",
+    "sentences",
     "setting_defaults",
     "setting_names",
     "strategy_label",
     "strategy_roles",
     "strategy_with",
+    "unsupported_numbers",
     "waits_for_results",
+    "watching_calls",
 ]

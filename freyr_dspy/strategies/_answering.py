@@ -29,7 +29,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from freyr_dspy.prompting._parsing import CONVERSATION
+from freyr_dspy.prompting import CONVERSATION
 from freyr_dspy.schemas import CallRecord, OpenAsk, Result
 from freyr_dspy.strategies._asks import open_asks
 from freyr_dspy.strategies._grounding import Evidence, unstated_required

@@ -13,9 +13,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from freyr_dspy.prompting._parsing import CONVERSATION, match_names
-from freyr_dspy.roles._asks import NO_TOOL, asks_contract
-from freyr_dspy.roles._base import Role
+from freyr_dspy.prompting import CONVERSATION, match_names
+from freyr_dspy.roles import NO_TOOL, Role, asks_contract
 from freyr_dspy.schemas import OpenAsk
 from freyr_dspy.strategies._run import Run
 

@@ -23,9 +23,8 @@ import logging
 import time
 from typing import Any
 
-from freyr_dspy.prompting._contracts import Contract
-from freyr_dspy.prompting._parsing import CONVERSATION
-from freyr_dspy.roles._base import Role
+from freyr_dspy.prompting import CONVERSATION, Contract
+from freyr_dspy.roles import Role
 from freyr_dspy.strategies._likelihood import role_messages, role_scorer, scoring_usage
 from freyr_dspy.strategies._run import Run
 

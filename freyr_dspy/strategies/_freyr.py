@@ -14,12 +14,8 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from freyr_dspy.prompting._contracts import Contract
-from freyr_dspy.prompting._parsing import CONVERSATION, match_names
-from freyr_dspy.prompting._placeholders import says_nothing
-from freyr_dspy.roles._base import Role
-from freyr_dspy.roles._confirm import confirm_contract, confirmed
-from freyr_dspy.roles._intent import intent_contract
+from freyr_dspy.prompting import CONVERSATION, Contract, match_names, says_nothing
+from freyr_dspy.roles import Role, confirm_contract, confirmed, intent_contract
 from freyr_dspy.schemas import Result
 from freyr_dspy.strategies._asks import Ask, open_asks, plan_of, recognise_asks
 from freyr_dspy.strategies._base import PlanningStrategy
@@ -36,7 +32,7 @@ from freyr_dspy.strategies._steps import (
     unknown_tools_failure,
     without_tools,
 )
-from freyr_dspy.strategies.retry._loop import (
+from freyr_dspy.strategies.retry import (
     call_until_exhausted,
     look_up,
     returned_results,

@@ -24,8 +24,7 @@ from dataclasses import replace
 from typing import Any
 
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.roles._base import Role
-from freyr_dspy.roles._library import Gate, library_contract, read_gate
+from freyr_dspy.roles import Gate, Role, library_contract, read_gate
 from freyr_dspy.schemas import Result
 from freyr_dspy.strategies import make_strategy, register_strategy
 from freyr_dspy.strategies._base import PlanningStrategy, StrategyModule

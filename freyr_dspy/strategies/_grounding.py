@@ -45,8 +45,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from freyr_dspy.tools import Tool
-from freyr_dspy.tools._schema import map_subschemas, subschemas
+from freyr_dspy.tools import Tool, map_subschemas, subschemas
 
 __all__ = [
     "Evidence",

@@ -15,9 +15,14 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.prompting._contracts import Contract, with_contract
-from freyr_dspy.prompting._demo_pool import demos_for
-from freyr_dspy.prompting._scoring import PromptFormatter, Scores, ScoringEngine
+from freyr_dspy.prompting import (
+    Contract,
+    PromptFormatter,
+    Scores,
+    ScoringEngine,
+    demos_for,
+    with_contract,
+)
 from freyr_dspy.schemas import RoleUsage
 from freyr_dspy.strategies._run import lm_of
 

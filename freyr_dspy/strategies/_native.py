@@ -22,18 +22,20 @@ from typing import Any
 import dspy
 
 from freyr_dspy.errors import ToolUnsupportedError, exception_chain
-from freyr_dspy.prompting._adapters import FreyrChatAdapter, LeanAdapter
-from freyr_dspy.prompting._contracts import Contract
-from freyr_dspy.prompting._parsing import valid_strings, valid_unicode
-from freyr_dspy.roles import register_role
-from freyr_dspy.roles._base import Role
+from freyr_dspy.prompting import (
+    Contract,
+    FreyrChatAdapter,
+    LeanAdapter,
+    valid_strings,
+    valid_unicode,
+)
+from freyr_dspy.roles import Role, register_role
 from freyr_dspy.schemas import CallRecord, Failure, Outcome, Result
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies._base import StrategyModule
 from freyr_dspy.strategies._policies import CallPolicy
 from freyr_dspy.strategies._run import ModelFailure, Run, lm_of
-from freyr_dspy.tools import Tool
-from freyr_dspy.tools._schema import inline_refs
+from freyr_dspy.tools import Tool, inline_refs
 
 ROLE = "native"
 #: A JSON object naming a function with its arguments: a call the backend could not read.

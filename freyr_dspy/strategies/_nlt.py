@@ -15,13 +15,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import ClassVar
 
-from freyr_dspy.roles._base import Role
-from freyr_dspy.roles._tool_selection import (
-    Assessment,
-    assess,
-    render_selection_catalog,
-    selection_contract,
-)
+from freyr_dspy.roles import Assessment, Role, assess, render_selection_catalog, selection_contract
 from freyr_dspy.schemas import Failure, Result
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies._base import PlanningStrategy
@@ -34,7 +28,7 @@ from freyr_dspy.strategies._steps import (
     unknown_tools_failure,
     without_tools,
 )
-from freyr_dspy.strategies.retry._loop import call_until_exhausted
+from freyr_dspy.strategies.retry import call_until_exhausted
 
 __all__ = ["Nlt"]
 

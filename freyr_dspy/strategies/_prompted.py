@@ -10,9 +10,8 @@ repeats a call that already succeeded (tiny models loop), or after a turn cap.
 
 from __future__ import annotations
 
-from freyr_dspy.prompting._placeholders import NO_OBSERVATIONS
-from freyr_dspy.roles._base import Role
-from freyr_dspy.roles._prompted import ToolRequest, extract_calls
+from freyr_dspy.prompting import NO_OBSERVATIONS
+from freyr_dspy.roles import Role, ToolRequest, extract_calls
 from freyr_dspy.schemas import CallRecord, Failure, Result
 from freyr_dspy.strategies import register_strategy
 from freyr_dspy.strategies._base import StrategyModule

@@ -22,7 +22,7 @@ import dspy
 from dspy.utils.exceptions import LMError
 
 from freyr_dspy.errors import BackendError, ConfigError, FakeLMError, exception_chain, one_line
-from freyr_dspy.prompting._contracts import Contract
+from freyr_dspy.prompting import Contract
 from freyr_dspy.roles import Role
 from freyr_dspy.schemas import (
     CallRecord,

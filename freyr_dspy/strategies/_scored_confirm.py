@@ -20,8 +20,7 @@ import json
 import logging
 import time
 
-from freyr_dspy.roles._base import Role
-from freyr_dspy.roles._confirm import confirm_contract
+from freyr_dspy.roles import Role, confirm_contract
 from freyr_dspy.schemas import Verdict
 from freyr_dspy.strategies._likelihood import Scores, role_messages, role_scorer, scoring_usage
 from freyr_dspy.strategies._run import Run

@@ -14,8 +14,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from freyr_dspy.prompting._parsing import CONVERSATION
-from freyr_dspy.roles._base import Role
+from freyr_dspy.prompting import CONVERSATION
+from freyr_dspy.roles import Role
 from freyr_dspy.schemas import CallRecord, Failure, OpenAsk, Result
 from freyr_dspy.strategies._asks import Ask
 from freyr_dspy.strategies._replies import (

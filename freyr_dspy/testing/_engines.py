@@ -22,7 +22,7 @@ import dspy
 from dspy.lm15 import Message, Request, Response, TextPart, ToolCallPart, Usage, response_to_events
 
 from freyr_dspy.errors import FakeLMError
-from freyr_dspy.prompting._placeholders import CONTEXT_PLACEHOLDERS
+from freyr_dspy.prompting import CONTEXT_PLACEHOLDERS
 from freyr_dspy.text_stream import TextListener, text_listener
 
 __all__ = [

@@ -8,6 +8,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from freyr_dspy.tools._fingerprint import toolbox_changes, toolbox_fingerprint
+from freyr_dspy.tools._schema import inline_refs, map_subschemas, subschemas
 from freyr_dspy.tools._tool import STATE_PARAMETER, Tool, ToolParameter
 from freyr_dspy.tools._toolbox import (
     CatalogLevel,
@@ -16,6 +18,7 @@ from freyr_dspy.tools._toolbox import (
     catalog_names,
     normalize_name,
     recorded_outcome,
+    render_tool_spec,
 )
 
 if TYPE_CHECKING:
@@ -30,8 +33,14 @@ __all__ = [
     "ToolParameter",
     "Toolbox",
     "catalog_names",
+    "inline_refs",
+    "map_subschemas",
     "normalize_name",
     "recorded_outcome",
+    "render_tool_spec",
+    "subschemas",
+    "toolbox_changes",
+    "toolbox_fingerprint",
 ]
 
 

@@ -20,12 +20,12 @@ from freyr_dspy.artifacts import (
     save,
 )
 from freyr_dspy.benchmarks._todo import TodoBenchmark
+from freyr_dspy.compiling import OptimizerConfig
 from freyr_dspy.compiling._compiler import compile_program
 from freyr_dspy.compiling._job import report_meta
-from freyr_dspy.compiling._optimizers import OptimizerConfig
 from freyr_dspy.errors import ArtifactError, UnknownRoleError
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.roles._signature_dump import signature_hash
+from freyr_dspy.roles import signature_hash
 from freyr_dspy.schemas import RoleModel, Sampling
 from freyr_dspy.settings import Settings
 from freyr_dspy.testing import unregister_fake

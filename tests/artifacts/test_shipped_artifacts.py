@@ -13,13 +13,11 @@ from freyr_dspy.artifacts import ArtifactMeta, read_artifact
 from freyr_dspy.benchmark import EvalOptions
 from freyr_dspy.benchmarks import get_benchmark
 from freyr_dspy.datasets import load_tools_file
-from freyr_dspy.domains._plain import PLAIN_DOMAIN_NAME
-from freyr_dspy.program import FreyrProgram, ProgramSpec
-from freyr_dspy.program._name_refs import REFERENCE
-from freyr_dspy.prompting._demo_pool import pool_size
+from freyr_dspy.domains import PLAIN_DOMAIN_NAME
+from freyr_dspy.program import REFERENCE, FreyrProgram, ProgramSpec
+from freyr_dspy.prompting import pool_size
 from freyr_dspy.settings import Settings
-from freyr_dspy.tools import Toolbox
-from freyr_dspy.tools._fingerprint import toolbox_fingerprint
+from freyr_dspy.tools import Toolbox, toolbox_fingerprint
 from tests.support.paths import COMPILED_DIR, real_data_dir
 
 COMPILED = COMPILED_DIR

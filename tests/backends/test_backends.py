@@ -19,7 +19,7 @@ from freyr_dspy.backends import (
 from freyr_dspy.backends._embedded import shared_engine
 from freyr_dspy.backends._llamacpp import tool_format_of
 from freyr_dspy.errors import ConfigError, UnknownModelError
-from freyr_dspy.prompting._adapters import LeanAdapter
+from freyr_dspy.prompting import LeanAdapter
 from freyr_dspy.roles import ChatResponder, IntentClassifier
 from freyr_dspy.schemas import Sampling
 from freyr_dspy.settings import FAST_MODEL, Settings

@@ -12,7 +12,7 @@ import pytest
 from freyr_dspy.backends import make_lm
 from freyr_dspy.backends._embedded import shared_engine
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.prompting._adapters import LeanAdapter
+from freyr_dspy.prompting import LeanAdapter
 from freyr_dspy.roles import ChatResponder, IntentClassifier, ParameterFiller
 from freyr_dspy.schemas import RoleModel, Sampling
 from freyr_dspy.text_stream import listening

@@ -87,7 +87,7 @@ def test_run_takes_a_strategy_with_switches(freyr) -> None:  # type: ignore[no-u
 
 def test_run_without_a_strategy_runs_the_models_preset() -> None:
     from freyr_dspy.cli._run import make_program
-    from freyr_dspy.program._assignment import main_model
+    from freyr_dspy.program import main_model
 
     def built(*model_specs: str, strategy: str | None = None) -> dict[str, object]:
         program = make_program(

@@ -10,8 +10,8 @@ import pytest
 
 import freyr_dspy
 from freyr_dspy.cli import main
-from freyr_dspy.compiling._job import regression_warning
-from freyr_dspy.evaluation._scoring import EvalSummary
+from freyr_dspy.compiling import regression_warning
+from freyr_dspy.evaluation import EvalSummary
 from freyr_dspy.testing import unregister_fake
 from tests.support.compile_fakes import project, skilled_program
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 
 import freyr_dspy.cli._eval_reports as eval_reports
 from freyr_dspy.cli import cli, main
-from freyr_dspy.evaluation._provenance import code_version
+from freyr_dspy.evaluation import code_version
 
 
 @pytest.fixture(autouse=True)

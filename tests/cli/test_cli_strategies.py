@@ -41,7 +41,7 @@ def test_strategies_json_round_trips_every_settings_default(
 def test_strategies_shows_what_runs_without_a_strategy_per_model(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from freyr_dspy.strategies._presets import PRESETS, default_strategy
+    from freyr_dspy.strategies import PRESETS, default_strategy
 
     assert main(["strategies"]) == 0
     out = capsys.readouterr().out

@@ -16,9 +16,9 @@ from freyr_dspy.compiling._pools import pooled_demos, with_pool
 from freyr_dspy.compiling._proposals import demo_proposals, margin_proposals, switch_proposals
 from freyr_dspy.compiling._rows import TrainingRow, planned_tools
 from freyr_dspy.datasets import ToolCallBenchmark, rows_from
-from freyr_dspy.evaluation._runner import StepRecord
+from freyr_dspy.evaluation import StepRecord
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.prompting._demo_pool import DEMO_META, demos_for
+from freyr_dspy.prompting import DEMO_META, demos_for
 from freyr_dspy.tools import Tool, Toolbox
 
 

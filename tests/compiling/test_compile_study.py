@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import freyr_dspy
-from freyr_dspy.backends._replay import ReplayMemo, replaying
+from freyr_dspy.backends import ReplayMemo, replaying
 from freyr_dspy.compiling import CompileSettings
 from freyr_dspy.compiling._guard import Scored, choose, make_folds, sign_test, wilson_interval
 from freyr_dspy.compiling._rows import TrainingRow

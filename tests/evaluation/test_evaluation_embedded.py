@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import freyr_dspy.benchmarks as benchmarks_module
-from freyr_dspy.backends._embedded import shared_engine
+from freyr_dspy.backends import shared_engine
 from freyr_dspy.evaluation import EvalConfig, evaluate
 from tests.support.tiny_benchmark import NAME, install
 

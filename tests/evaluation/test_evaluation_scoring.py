@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from freyr_dspy.benchmark import EvalOptions, step_example
+from freyr_dspy.compiling import OptimizerConfig
 from freyr_dspy.compiling._compiler import compile_program, dev_episodes
 from freyr_dspy.compiling._job import report_meta
-from freyr_dspy.compiling._optimizers import OptimizerConfig
 from freyr_dspy.errors import FakeLMError
 from freyr_dspy.evaluation import (
     EvalConfig,

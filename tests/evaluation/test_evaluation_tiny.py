@@ -21,7 +21,7 @@ def tiny(monkeypatch: pytest.MonkeyPatch) -> TinyBenchmark:
 
 
 def _program(strategy: str) -> FreyrProgram:
-    from freyr_dspy.program._assignment import build_assignment
+    from freyr_dspy.program import build_assignment
 
     program = FreyrProgram("todo", strategy=strategy, max_retries=1)
     return program.apply_assignment(
@@ -60,7 +60,7 @@ def test_counting_fake_fails_after_n_calls() -> None:
     install_fake("tiny-count", counter)
     try:
         program = FreyrProgram("todo", strategy="freyr")
-        from freyr_dspy.program._assignment import build_assignment
+        from freyr_dspy.program import build_assignment
 
         program.apply_assignment(
             build_assignment(program.role_names, default_model="fake/tiny-count")

@@ -14,10 +14,7 @@ from freyr_dspy.domains._example import Task, TodoState
 from freyr_dspy.errors import ConfigError, FakeLMError, UnknownRoleError
 from freyr_dspy.program import FreyrProgram, render_conversation
 from freyr_dspy.schemas import Failure, Result, RoleModel
-from freyr_dspy.strategies import StrategyModule, make_strategy, strategy_with
-from freyr_dspy.strategies._freyr import Freyr
-from freyr_dspy.strategies._gated import Gated
-from freyr_dspy.strategies._nlt import Nlt
+from freyr_dspy.strategies import Freyr, Gated, Nlt, StrategyModule, make_strategy, strategy_with
 from freyr_dspy.testing import Answer, FakeCall, FakeEngine, FunctionLM, ScriptedLM, register_fake
 from freyr_dspy.testing import unregister_fake as _unregister
 
@@ -574,7 +571,7 @@ def test_settings_a_strategy_does_not_take_are_an_error() -> None:
 
 
 def test_a_program_takes_a_strategy_label_with_switches() -> None:
-    from freyr_dspy.strategies._presets import default_strategy
+    from freyr_dspy.strategies import default_strategy
 
     program = FreyrProgram("todo", strategy=default_strategy("embedded/qwen2.5-coder-0.5b"))
     assert program.strategy_name == "freyr"
@@ -642,7 +639,7 @@ def test_program_state_survives_save_and_load(tmp_path: Path) -> None:
     ("name", "plain"), [("json", dspy.JSONAdapter), ("chat", dspy.ChatAdapter)]
 )
 def test_memoised_adapters_format_exactly_like_dspy(name: str, plain: type) -> None:
-    from freyr_dspy.prompting._adapters import make_adapter
+    from freyr_dspy.prompting import make_adapter
     from freyr_dspy.roles import IntentSignature
 
     adapter = make_adapter(name)

@@ -31,7 +31,7 @@ from freyr_dspy.domains._example import Task, TodoState
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.roles import Role, load_roles
 from freyr_dspy.schemas import Result
-from freyr_dspy.strategies._presets import PRESETS
+from freyr_dspy.strategies import PRESETS
 from freyr_dspy.testing import Answer, FakeCall, FunctionLM
 from tests.support.malformed import malformed_answer, malformed_texts
 from tests.support.paths import DATA_DIR

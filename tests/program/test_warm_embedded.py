@@ -9,12 +9,12 @@ from typing import Any
 import dspy
 import pytest
 
-from freyr_dspy.backends._embedded import shared_engine
+from freyr_dspy.backends import shared_engine
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.prompting._adapters import make_adapter
+from freyr_dspy.prompting import make_adapter
 from freyr_dspy.schemas import RoleModel, RoleUsage, Sampling
-from freyr_dspy.strategies.retry._loop import warm_parameters
-from freyr_dspy.tools._toolbox import render_tool_spec
+from freyr_dspy.strategies.retry import warm_parameters
+from freyr_dspy.tools import render_tool_spec
 
 pytestmark = pytest.mark.embedded
 

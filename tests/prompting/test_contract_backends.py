@@ -19,9 +19,7 @@ import pytest
 
 from freyr_dspy.backends import make_lm
 from freyr_dspy.prompting._adapters import FreyrJSONAdapter
-from freyr_dspy.roles import IntentClassifier, ParameterFiller
-from freyr_dspy.roles._intent import intent_contract
-from freyr_dspy.roles._parameters import parameters_contract
+from freyr_dspy.roles import IntentClassifier, ParameterFiller, intent_contract, parameters_contract
 from freyr_dspy.tools import Tool
 
 pytestmark = pytest.mark.server

@@ -31,10 +31,13 @@ from freyr_dspy.benchmarks.callnavi._roles import (
 from freyr_dspy.domains._example import make_todo_toolbox
 from freyr_dspy.prompting._adapters import FreyrJSONAdapter
 from freyr_dspy.prompting._contracts import Contract, response_format, with_contract
-from freyr_dspy.roles import load_roles
-from freyr_dspy.roles._intent import intent_contract
-from freyr_dspy.roles._library import library_contract
-from freyr_dspy.roles._parameters import ParametersSignature, parameters_contract
+from freyr_dspy.roles import (
+    ParametersSignature,
+    intent_contract,
+    library_contract,
+    load_roles,
+    parameters_contract,
+)
 from freyr_dspy.roles._tool_selection import parse_assessment, selection_contract
 from freyr_dspy.tools import Tool, normalize_name
 from tests.support.gbnf import Grammar, parses_in_llama_cpp
@@ -451,7 +454,7 @@ def test_generated_tool_schemas_round_trip_through_the_grammar(data: st.DataObje
 
 def test_strings_take_no_raw_control_character_only_escaped_ones() -> None:
     """JSON forbids a raw newline or tab in a string; the grammar must too (it wrote them)."""
-    from freyr_dspy.backends._llamacpp_grammar import schema_grammar
+    from freyr_dspy.backends import schema_grammar
 
     grammar = schema_grammar(
         json.dumps({"type": "object", "properties": {"body": {"type": "string"}}})

@@ -28,9 +28,13 @@ from freyr_dspy.prompting._contracts import (
     response_format,
     with_contract,
 )
-from freyr_dspy.roles import ChatResponder, IntentClassifier, IntentSignature
-from freyr_dspy.roles._chat import ChatSignature
-from freyr_dspy.roles._intent import intent_contract
+from freyr_dspy.roles import (
+    ChatResponder,
+    ChatSignature,
+    IntentClassifier,
+    IntentSignature,
+    intent_contract,
+)
 from freyr_dspy.roles._signature_dump import dump_signature
 from freyr_dspy.testing import FakeCall, FunctionLM
 

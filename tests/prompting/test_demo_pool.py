@@ -10,9 +10,9 @@ import pytest
 
 from freyr_dspy.artifacts import load, program_state, save
 from freyr_dspy.benchmarks._todo import TodoBenchmark
+from freyr_dspy.compiling import OptimizerConfig
 from freyr_dspy.compiling._compiler import CompileReport, compile_program
 from freyr_dspy.compiling._job import report_meta
-from freyr_dspy.compiling._optimizers import OptimizerConfig
 from freyr_dspy.errors import ArtifactError, ConfigError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.prompting._demo_pool import (

@@ -11,8 +11,7 @@ from dspy.utils.exceptions import AdapterParseError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.prompting._adapters import LeanAdapter, input_order, make_adapter
 from freyr_dspy.prompting._demo_pool import RequestDemos
-from freyr_dspy.roles import IntentSignature, ParametersSignature
-from freyr_dspy.roles._summary import SummarySignature
+from freyr_dspy.roles import IntentSignature, ParametersSignature, SummarySignature
 from freyr_dspy.testing import FunctionLM, make_fake_lm, register_fake, unregister_fake
 
 INPUTS = {
@@ -53,7 +52,7 @@ def test_prompt_has_instructions_output_keys_and_tagged_inputs_only() -> None:
 
 
 def test_context_inputs_that_hold_nothing_are_left_out_but_the_message_never_is() -> None:
-    from freyr_dspy.roles._parameters import ParametersSignature
+    from freyr_dspy.roles import ParametersSignature
 
     inputs = {
         "conversation": "(none)",
@@ -71,8 +70,8 @@ def test_context_inputs_that_hold_nothing_are_left_out_but_the_message_never_is(
 
 
 def test_what_the_program_writes_for_nothing_is_what_the_adapter_leaves_out() -> None:
-    from freyr_dspy.domains._base import render_json_state
-    from freyr_dspy.program._program import render_conversation
+    from freyr_dspy.domains import render_json_state
+    from freyr_dspy.program import render_conversation
     from freyr_dspy.prompting._placeholders import says_nothing
     from freyr_dspy.strategies.retry._loop import parameters_inputs
 

@@ -7,9 +7,9 @@ import json
 import re
 from typing import Any
 
-from freyr_dspy.backends._llamacpp_grammar import schema_grammar
+from freyr_dspy.backends import schema_grammar
 from freyr_dspy.prompting._narrowing import choose_from, forbid_values, offered_choices
-from freyr_dspy.roles._parameters import parameters_contract
+from freyr_dspy.roles import parameters_contract
 from freyr_dspy.tools import Tool
 from tests.support.gbnf import Grammar, parses_in_llama_cpp
 from tests.support.room_tool import create_room

@@ -34,10 +34,8 @@ from freyr_dspy.prompting._parsing import (
     strip_fences,
     valid_unicode,
 )
-from freyr_dspy.roles import Role, load_roles
+from freyr_dspy.roles import Role, ToolRequest, extract_calls, gives_up, load_roles
 from freyr_dspy.roles._library import NO_LIBRARY, read_gate
-from freyr_dspy.roles._parameters import gives_up
-from freyr_dspy.roles._prompted import ToolRequest, extract_calls
 from freyr_dspy.roles._tool_selection import _read_line, assess, parse_assessment
 from tests.support.malformed import NESTING_UNITS, malformed_texts
 

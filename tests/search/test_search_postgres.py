@@ -21,7 +21,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from freyr_dspy.studies._storage import open_storage
+from freyr_dspy.studies import open_storage
 from tests.support.paths import SUPPORT_DIR
 
 pytestmark = pytest.mark.server

@@ -11,7 +11,7 @@ import pytest
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.search import EvaluationCache, SearchSpace, TrialConfig, baseline, suggest
 from freyr_dspy.search._space import TrialPicker, parse_bounds, parse_candidates, supports_top_k
-from freyr_dspy.studies._storage import redact, storage_url
+from freyr_dspy.studies import redact, storage_url
 
 SMOL, QWEN, GPT = "embedded/smollm2-135m", "embedded/qwen2.5-coder-0.5b", "openai/gpt-4o-mini"
 

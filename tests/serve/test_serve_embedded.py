@@ -14,8 +14,7 @@ import pytest
 from openai import OpenAI
 from pydantic import BaseModel
 
-from freyr_dspy.backends import is_installed
-from freyr_dspy.backends._embedded import shared_engine
+from freyr_dspy.backends import is_installed, shared_engine
 from freyr_dspy.cli._serve_cmd import served_programs
 from freyr_dspy.serve import ServedProgram
 from freyr_dspy.settings import FAST_MODEL, Settings

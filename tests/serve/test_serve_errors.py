@@ -14,8 +14,7 @@ import pytest
 from freyr_dspy.errors import BackendError
 from freyr_dspy.serve import ServedProgram
 from freyr_dspy.testing import FakeCall
-from freyr_dspy.tools import Toolbox
-from freyr_dspy.tools._fingerprint import toolbox_fingerprint
+from freyr_dspy.tools import Toolbox, toolbox_fingerprint
 from tests.support.serve_helpers import (
     ASK_WEATHER,
     CHAT_REPLY,

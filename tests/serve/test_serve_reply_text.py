@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from freyr_dspy.serve._reply_guard import HeldText
 from freyr_dspy.serve._reply_text import FieldText
-from freyr_dspy.strategies._grounding import Evidence
+from freyr_dspy.strategies import Evidence
 
 texts = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=40)
 others = st.dictionaries(

@@ -10,8 +10,7 @@ import re
 
 import pytest
 
-from freyr_dspy.backends import is_installed
-from freyr_dspy.backends._embedded import shared_engine
+from freyr_dspy.backends import is_installed, shared_engine
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.settings import FAST_MODEL
 from freyr_dspy.strategies._claims import claims_done, sentences

@@ -9,7 +9,7 @@ import pytest
 
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.roles._parameters import several_calls_contract
+from freyr_dspy.roles import several_calls_contract
 from freyr_dspy.strategies import make_strategy
 from freyr_dspy.strategies._freyr import freed_slots
 from freyr_dspy.strategies._gated import Gated

@@ -10,7 +10,7 @@ import pytest
 from freyr_dspy.domains import Domain
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.program import FreyrProgram
-from freyr_dspy.roles._library import read_gate
+from freyr_dspy.roles import read_gate
 from freyr_dspy.strategies import make_strategy
 from freyr_dspy.testing import FakeCall, FunctionLM
 from freyr_dspy.tools import Tool, Toolbox
@@ -163,7 +163,7 @@ def test_inner_nlt_sees_only_the_gated_tools() -> None:
 
 
 def test_single_library_toolbox_is_not_gated() -> None:
-    from freyr_dspy.domains._example import TODO
+    from freyr_dspy.domains import TODO
 
     engine = FunctionLM(
         lambda call: {"intents": ["conversation"]} if call.role == "intent" else {"reply": "hello"}

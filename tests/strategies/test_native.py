@@ -13,9 +13,9 @@ import dspy
 import pytest
 from dspy.lm15 import Config, FunctionTool, Message, Request
 
-from freyr_dspy.backends._llamacpp import LlamaCppEngine
+from freyr_dspy.backends import LlamaCppEngine
 from freyr_dspy.backends._llamacpp_tools import tool_results_as_user
-from freyr_dspy.domains._example import TodoState
+from freyr_dspy.domains import TodoState
 from freyr_dspy.errors import ToolUnsupportedError
 from freyr_dspy.program import FreyrProgram
 from freyr_dspy.schemas import Failure, Result, RoleModel, Sampling

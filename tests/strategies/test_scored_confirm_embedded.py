@@ -16,7 +16,7 @@ from freyr_dspy.schemas import Result, RoleModel, Sampling
 from freyr_dspy.strategies._freyr import confirm_intents, freed_slots
 from freyr_dspy.strategies._policies import CallPolicy
 from freyr_dspy.strategies._run import Run
-from freyr_dspy.strategies.retry._loop import call_until_exhausted
+from freyr_dspy.strategies.retry import call_until_exhausted
 from freyr_dspy.tools import Tool, Toolbox
 
 pytestmark = pytest.mark.embedded

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from freyr_dspy.backends import model_path
-from freyr_dspy.testing._processes import free_port, stopped_at_exit
+from freyr_dspy.testing import free_port, stopped_at_exit
 
 ALIAS = "smollm2"
 STARTUP_SECONDS = 60

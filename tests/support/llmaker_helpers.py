@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from freyr_dspy.benchmarks.llmaker._functions import make_toolbox
-from freyr_dspy.benchmarks.llmaker._models import Level
+from freyr_dspy.benchmarks.llmaker import Level, make_toolbox
 
 TOOLBOX = make_toolbox()
 STATS = {"species": "Unknown", "dodge": 0.5, "prot": 0.5, "spd": 0.5}

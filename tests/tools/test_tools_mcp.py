@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.testing._processes import free_port, stopped_at_exit
+from freyr_dspy.testing import free_port, stopped_at_exit
 from freyr_dspy.tools import McpConnection, Toolbox
 from freyr_dspy.tools._mcp import server_parameters
 from tests.support.paths import SUPPORT_DIR

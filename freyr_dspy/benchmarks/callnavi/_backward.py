@@ -36,9 +36,9 @@ from freyr_dspy.benchmarks.callnavi._roles import (
     supporting_call_contract,
 )
 from freyr_dspy.benchmarks.callnavi._toolbox import ApiCatalogLevel, render_api, render_catalog
-from freyr_dspy.roles._base import Role
+from freyr_dspy.roles import Role
 from freyr_dspy.schemas import Failure, Result
-from freyr_dspy.strategies._run import Run
+from freyr_dspy.strategies import Run
 from freyr_dspy.tools import Tool, Toolbox, normalize_name
 
 __all__ = ["Backward", "rank_candidates"]

@@ -28,8 +28,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from freyr_dspy.benchmarks.callnavi._data import DIFFICULTIES, PLACEHOLDER
-from freyr_dspy.evaluation._stats import levenshtein
-from freyr_dspy.prompting._parsing import load_json
+from freyr_dspy.evaluation import levenshtein
+from freyr_dspy.prompting import load_json
 
 __all__ = [
     "PAPER_DENOMINATORS",

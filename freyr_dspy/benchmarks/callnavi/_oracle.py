@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from freyr_dspy.benchmarks.callnavi._data import PLACEHOLDER
-from freyr_dspy.compiling._gold import GoldContext, register_gold_answer
+from freyr_dspy.compiling import GoldContext, register_gold_answer
 from freyr_dspy.testing import Answer, FakeCall
 
 __all__: list[str] = []  # registers gold answers when imported; exports nothing

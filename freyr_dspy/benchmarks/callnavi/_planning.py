@@ -18,11 +18,10 @@ import dspy
 from freyr_dspy.benchmarks.callnavi._domain import CallNaviState, state_toolbox
 from freyr_dspy.benchmarks.callnavi._toolbox import ApiCatalogLevel, render_api
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.prompting._parsing import match_names
-from freyr_dspy.roles._base import Role
+from freyr_dspy.prompting import match_names
+from freyr_dspy.roles import Role
 from freyr_dspy.schemas import CallRecord, Failure, Outcome, Result
-from freyr_dspy.strategies._base import StrategyModule
-from freyr_dspy.strategies._run import Run
+from freyr_dspy.strategies import Run, StrategyModule
 from freyr_dspy.tools import Toolbox, recorded_outcome
 
 __all__ = [

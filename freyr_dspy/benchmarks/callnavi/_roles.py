@@ -25,16 +25,18 @@ from typing import Any
 
 import dspy
 
-from freyr_dspy.prompting._contracts import Contract, JsonSchema, name_schema, names_schema
-from freyr_dspy.prompting._parsing import (
+from freyr_dspy.prompting import (
+    Contract,
+    JsonSchema,
     load_json,
+    name_schema,
+    names_schema,
     parse_arguments,
     parse_text,
     split_items,
     strip_fences,
 )
-from freyr_dspy.roles import register_role
-from freyr_dspy.roles._base import Role
+from freyr_dspy.roles import Role, register_role
 from freyr_dspy.tools import Tool
 
 __all__ = [

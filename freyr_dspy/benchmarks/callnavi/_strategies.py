@@ -25,10 +25,9 @@ from freyr_dspy.benchmarks.callnavi._planning import (
 )
 from freyr_dspy.benchmarks.callnavi._roles import router_contract, single_call_contract
 from freyr_dspy.benchmarks.callnavi._toolbox import ApiCatalogLevel, render_catalog
-from freyr_dspy.roles._base import Role
+from freyr_dspy.roles import Role
 from freyr_dspy.schemas import Failure, Result
-from freyr_dspy.strategies import register_strategy
-from freyr_dspy.strategies._run import Run
+from freyr_dspy.strategies import Run, register_strategy
 
 __all__ = []
 

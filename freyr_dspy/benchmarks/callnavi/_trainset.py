@@ -26,7 +26,7 @@ from freyr_dspy.benchmarks.callnavi._data import (
     load_domain,
 )
 from freyr_dspy.errors import DataError
-from freyr_dspy.program._name_refs import REFERENCE, fill_names_in_json
+from freyr_dspy.program import REFERENCE, fill_names_in_json
 
 __all__ = ["benchmark_overlap", "load_trainset"]
 

@@ -29,7 +29,7 @@ from freyr_dspy.benchmarks.llmaker._assertions import Assertion, evaluate_assert
 from freyr_dspy.benchmarks.llmaker._functions import TOOL_NAMES, make_toolbox
 from freyr_dspy.benchmarks.llmaker._models import Level
 from freyr_dspy.errors import DataError
-from freyr_dspy.prompting._parsing import CONVERSATION
+from freyr_dspy.prompting import CONVERSATION
 from freyr_dspy.tools import Toolbox
 
 __all__ = ["ASSERTIONS", "TRAINSET_FILE", "load_trainset", "train_episodes"]

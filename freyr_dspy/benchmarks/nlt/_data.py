@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from freyr_dspy.errors import ConfigError, DataError
-from freyr_dspy.program._name_refs import REFERENCE, fill_names_in_json
+from freyr_dspy.program import REFERENCE, fill_names_in_json
 
 __all__ = [
     "Scenario",

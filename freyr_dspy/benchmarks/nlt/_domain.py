@@ -18,7 +18,7 @@ from typing import Any, Literal
 from freyr_dspy.benchmarks.nlt._data import Scenario, function_name, load_scenario, scenario_path
 from freyr_dspy.domains import Domain, register_domain
 from freyr_dspy.errors import ConfigError
-from freyr_dspy.prompting._placeholders import NO_STATE
+from freyr_dspy.prompting import NO_STATE
 from freyr_dspy.settings import Settings
 from freyr_dspy.tools import Tool, Toolbox
 

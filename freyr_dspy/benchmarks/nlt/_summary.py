@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from freyr_dspy.evaluation._stats import variance_across_inputs, variance_across_runs
+from freyr_dspy.evaluation import variance_across_inputs, variance_across_runs
 
 __all__ = ["summarize_records"]
 

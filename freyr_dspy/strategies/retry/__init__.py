@@ -5,4 +5,14 @@ under a ``CallPolicy``); ``blame`` reads which arguments an error complains abou
 values it lists, so a retry can be kept from writing them again (``prompting.narrowing``).
 """
 
+from freyr_dspy.strategies.retry._loop import (
+    call_until_exhausted,
+    look_up,
+    returned_results,
+    warm_parameters,
+    with_results,
+)
+
 __all__: list[str] = []  # see the submodules: loop, blame
+
+__all__ = ["call_until_exhausted", "look_up", "returned_results", "warm_parameters", "with_results"]

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from freyr_dspy.prompting._narrowing import offered_choices
+from freyr_dspy.prompting import offered_choices
 
 __all__ = [
     "RetryLimits",

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from freyr_dspy.prompting._placeholders import NO_FEEDBACK, says_nothing
-from freyr_dspy.roles._base import Role
-from freyr_dspy.roles._parameters import (
+from freyr_dspy.prompting import NO_FEEDBACK, says_nothing
+from freyr_dspy.roles import (
+    Role,
     give_up_feedback,
     gives_up,
     one_call_note,
@@ -34,8 +34,7 @@ from freyr_dspy.strategies.retry._blame import (
     blamed_arguments,
     listed_correction,
 )
-from freyr_dspy.tools import Tool, recorded_outcome
-from freyr_dspy.tools._toolbox import render_tool_spec
+from freyr_dspy.tools import Tool, recorded_outcome, render_tool_spec
 
 __all__ = ["call_until_exhausted", "look_up", "returned_results", "with_results"]
 

@@ -15,10 +15,9 @@ from freyr_dspy.benchmarks.callnavi._benchmark import CALLNAVI_BENCHMARK
 from freyr_dspy.benchmarks.callnavi._data import callnavi_dir, load_domain
 from freyr_dspy.benchmarks.callnavi._domain import CallNaviProgram
 from freyr_dspy.benchmarks.callnavi._trainset import benchmark_overlap, load_trainset
-from freyr_dspy.compiling._metrics import BenchmarkMetric
+from freyr_dspy.compiling import BenchmarkMetric
 from freyr_dspy.errors import ConfigError, DataError
-from freyr_dspy.evaluation import run_episode
-from freyr_dspy.evaluation._runner import StepRecord
+from freyr_dspy.evaluation import StepRecord, run_episode
 from freyr_dspy.testing import FakeCall, FunctionLM
 from tests.support.callnavi_fakes import FIXTURES, Responder, make_program
 from tests.support.paths import PROJECT_DIR

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from freyr_dspy.backends._embedded import is_installed
+from freyr_dspy.backends import is_installed
 from freyr_dspy.benchmarks.callnavi._domain import CallNaviState
 from freyr_dspy.benchmarks.callnavi._scoring import step_metrics
 from freyr_dspy.schemas import Sampling

@@ -244,7 +244,7 @@ def test_summary_statistics() -> None:
 
 def test_a_search_gives_models_to_the_roles_the_benchmark_builds(options: EvalOptions) -> None:
     """NLT builds ``gated`` around ``nlt``: its trials choose a tool_selection model, no intent."""
-    from freyr_dspy.search._space import SearchSpace, baseline
+    from freyr_dspy.search import SearchSpace, baseline
     from freyr_dspy.search._study import validate_space, with_benchmark_roles
 
     space = SearchSpace(candidates={"*": ("fake/rules",)}, strategies=("gated", "freyr"))

@@ -13,10 +13,8 @@ import pytest
 
 from freyr_dspy.benchmarks import EvalOptions, get_benchmark
 from freyr_dspy.evaluation import run_episode
-from freyr_dspy.program import FreyrProgram
-from freyr_dspy.program._assignment import build_assignment
-from freyr_dspy.strategies._gated import Gated
-from freyr_dspy.strategies._nlt import Nlt
+from freyr_dspy.program import FreyrProgram, build_assignment
+from freyr_dspy.strategies import Gated, Nlt
 
 pytestmark = pytest.mark.embedded
 

@@ -14,7 +14,7 @@ import pytest
 
 from freyr_dspy.benchmarks import EvalOptions, get_benchmark
 from freyr_dspy.evaluation import run_episode
-from freyr_dspy.program._assignment import build_assignment
+from freyr_dspy.program import build_assignment
 from tests.support.llama_server import ALIAS, llama_server
 
 pytestmark = pytest.mark.server
