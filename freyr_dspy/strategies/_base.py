@@ -12,6 +12,7 @@ the same strategy. Each program call is one ``Run`` (``freyr_dspy.strategies._ru
 from __future__ import annotations
 
 import inspect
+from abc import ABCMeta, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Protocol
@@ -39,7 +40,11 @@ __all__ = [
 ]
 
 
-class StrategyModule(dspy.Module):
+class _StrategyMeta(type(dspy.Module), ABCMeta):  # type: ignore[misc]
+    """DSPy's module metaclass, with abstract methods enforced (a strategy must ``run``)."""
+
+
+class StrategyModule(dspy.Module, metaclass=_StrategyMeta):
     """A way of composing roles into one program call, as a DSPy module holding those roles.
 
     Subclasses set ``name`` and ``description``, create their roles in ``__init__`` (through
@@ -109,9 +114,9 @@ class StrategyModule(dspy.Module):
             elif isinstance(value, StrategyModule):
                 yield from value._roles()
 
+    @abstractmethod
     def run(self, run: Run) -> Result:
         """Handle one request and return its result."""
-        raise NotImplementedError
 
     def ending(self, run: Run) -> Run:
         """``run``, ending on nothing when the strategy writes no reply (``respond`` off)."""
@@ -148,6 +153,7 @@ class PlanningStrategy(StrategyModule):
         """Answer ``request`` step by step (``_answering.answer_in_steps``)."""
         return answer_in_steps(self, request, start)
 
+    @abstractmethod
     def select(
         self, run: Run, *, conversation: str | None = None, require_tool: bool = False
     ) -> Selection:
@@ -156,15 +162,14 @@ class PlanningStrategy(StrategyModule):
         ``conversation`` replaces the run's earlier turns in the planning prompt;
         ``require_tool`` makes the plan name tools only.
         """
-        raise NotImplementedError  # abstract
 
+    @abstractmethod
     def act(self, run: Run, selection: Selection) -> Result:
         """Make the calls of ``selection``, then reply (as the run's ``ending`` says)."""
-        raise NotImplementedError  # abstract
 
+    @abstractmethod
     def replies(self) -> Replies:
         """The roles the strategy replies with (in words, and after calls)."""
-        raise NotImplementedError  # abstract
 
 
 class StrategyFactory(Protocol):
