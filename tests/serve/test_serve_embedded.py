@@ -133,3 +133,37 @@ def test_pydantic_ai_runs_its_tool_loop_to_a_structured_answer_on_the_real_model
     assert cities and "paris" in cities[0].lower()  # the framework ran the call FREYR made
     # the summary's reply was held to City's schema by llama.cpp's grammar: it always parses
     assert isinstance(result.output, City)
+
+
+def test_the_model_s_own_tool_calling_is_served_too(settings: Settings) -> None:
+    """``--strategy native``: the 0.5B's own function calling answers the SDK example."""
+    shared_engine(FAST_MODEL).forget_prompts()
+    [served] = served_programs(
+        settings,
+        program_paths=(),
+        strategy="native",
+        max_retries=3,
+        model_specs=(FAST_MODEL,),
+        sampling_specs=("temperature=0", "seed=0"),
+        api_base=None,
+    )
+    question = [{"role": "user", "content": "What is the weather like in Paris today?"}]
+    with serving(served) as base:
+        client = OpenAI(base_url=base, api_key="-", max_retries=0)
+        first = client.chat.completions.create(
+            model=FAST_MODEL, messages=question, tools=[WEATHER_TOOL]
+        ).choices[0]
+        assert first.finish_reason == "tool_calls", first.message.content
+        [call] = first.message.tool_calls or []
+        arguments = json.loads(call.function.arguments)
+        jsonschema.validate(arguments, WEATHER_TOOL["function"]["parameters"])  # type: ignore[index]
+        answered = [
+            *question,
+            first.message.model_dump(exclude_none=True),
+            {"role": "tool", "tool_call_id": call.id, "content": "14 degrees Celsius, cloudy"},
+        ]
+        second = client.chat.completions.create(
+            model=FAST_MODEL, messages=answered, tools=[WEATHER_TOOL]
+        ).choices[0]
+    assert second.finish_reason == "stop" and not second.message.tool_calls
+    assert "14" in (second.message.content or "")
