@@ -288,6 +288,8 @@ class Freyr(PlanningStrategy):
             most ``SPLIT_MOST``), not only of a tool the plan names more than once; a call
             beyond those the plan names is kept only when it differs from the others in
             values the request states (``grounding.differs_by_stated_values``).
+        split_listed: as ``split_calls``, only for a request that may list several values
+            (a conjunction, a list, "each", "both": ``grounding.lists_values``).
     """
 
     intent: Role

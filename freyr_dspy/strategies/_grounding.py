@@ -263,6 +263,25 @@ def unstated_required(tool: Tool, arguments: Mapping[str, Any], evidence: Eviden
     return unstated
 
 
+#: What lists several values for one thing: a conjunction or a word of quantity (English,
+#: Spanish, German, French, Italian, Portuguese), or a list separator between words.
+_LISTING = re.compile(
+    r"\b(?:and|or|both|each|every|versus|vs|compare|between|y|o|ambos|cada|und|oder|beide|"
+    r"jede[nrs]?|et|ou|chaque|les deux|e|entrambi|ogni|ambos)\b|\w\s*[,;&/]\s*\w",
+    re.IGNORECASE,
+)
+
+
+def lists_values(message: str) -> bool:
+    """Whether ``message`` may list several values for one thing ("Oslo and Paris", "a, b").
+
+    Cheap and loose on purpose: it only lets a planned tool be written as several calls,
+    and a call beyond those planned is still kept only when it differs from the others in
+    values the request states (``differs_by_stated_values``).
+    """
+    return _LISTING.search(message) is not None
+
+
 def differs_by_stated_values(
     call: Mapping[str, Any], others: list[dict[str, Any]], evidence: Evidence
 ) -> bool:

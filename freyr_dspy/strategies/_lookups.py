@@ -68,7 +68,7 @@ def lookups_for(run: Run, waiting: Sequence[str]) -> list[Tool]:
 def lookup_policy(policy: CallPolicy) -> CallPolicy:
     """``policy`` for lookups: one retry at most, one call per read."""
     retries = min(policy.max_retries, LOOKUP_RETRIES)
-    return dataclasses.replace(policy, max_retries=retries, split_calls=False)
+    return dataclasses.replace(policy, max_retries=retries, split_calls=False, split_listed=False)
 
 
 def resolved_ids(

@@ -79,6 +79,7 @@ class Nlt(PlanningStrategy):
             the request (``freyr_dspy.strategies._grounding.unstated_required``).
         split_calls: let the parameters role write several calls of any selected tool (the
             extra ones kept only when they differ in values the request states).
+        split_listed: the same, for a request that may list several values only.
     """
 
     tool_selection: Role

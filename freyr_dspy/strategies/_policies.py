@@ -90,6 +90,9 @@ class CallPolicy:
         choose_listed: a blamed argument must take one of the values its error lists.
         require_stated: make no call whose required text values the request never gave.
         split_calls: any planned tool may be written as several calls.
+        split_listed: as ``split_calls``, on requests that may list several values
+            ("Oslo and Paris", "a, b, c", "each", "both") only: the others keep one call's
+            shorter answer.
         max_retries: retries of a failed call with its error as feedback (the program's).
         ground_arguments: leave out optional values nobody stated, and refuse once a value
             copied from a description's example (the program's).
@@ -99,6 +102,7 @@ class CallPolicy:
     choose_listed: bool = False
     require_stated: bool = False
     split_calls: bool = False
+    split_listed: bool = False
     max_retries: int = 3
     ground_arguments: bool = True
 

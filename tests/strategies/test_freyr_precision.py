@@ -13,6 +13,7 @@ from freyr_dspy.roles import several_calls_contract
 from freyr_dspy.strategies import make_strategy
 from freyr_dspy.strategies._freyr import freed_slots
 from freyr_dspy.strategies._gated import Gated
+from freyr_dspy.strategies._grounding import lists_values
 from freyr_dspy.testing import FakeCall, FunctionLM
 from freyr_dspy.tools import Tool, Toolbox
 
@@ -257,6 +258,48 @@ def test_split_calls_keeps_only_the_extra_calls_whose_differences_the_request_st
         split_calls=True,
     )
     assert [c.arguments for c in one(message="weather in Oslo").result.calls] == [{"city": "Oslo"}]
+
+
+def test_split_listed_splits_only_a_request_that_lists_values() -> None:
+    listed, engine = program(
+        {
+            "intent": {"intents": ["weather"]},
+            "parameters": {"arguments": {"calls": [{"city": "Oslo"}, {"city": "Paris"}]}},
+            "summary": {"reply": "done"},
+        },
+        split_listed=True,
+    )
+    result = listed(message="weather in Oslo and in Paris").result
+    assert [c.arguments["city"] for c in result.calls] == ["Oslo", "Paris"]
+    alone, engine = program(
+        {
+            "intent": {"intents": ["weather"]},
+            "parameters": {"arguments": {"city": "Oslo"}},
+            "summary": {"reply": "done"},
+        },
+        split_listed=True,
+    )
+    assert [c.arguments for c in alone(message="weather in Oslo").result.calls] == [
+        {"city": "Oslo"}
+    ]
+    [filled] = [c for c in engine.calls if c.role == "parameters"]
+    assert "at most 4" not in filled.inputs["tool"]  # one call's prompt and answer
+
+
+@pytest.mark.parametrize(
+    ("message", "listed"),
+    [
+        ("weather in Oslo and in Paris", True),
+        ("convert 10, 20 and 30 USD", True),
+        ("el tiempo en Madrid y Lisboa", True),
+        ("das Wetter in Berlin und Wien", True),
+        ("the weather in each of my cities", True),
+        ("what is the weather in Oslo?", False),
+        ("book a table for two at 8pm", False),
+    ],
+)
+def test_a_request_that_may_list_values_is_told_apart(message: str, listed: bool) -> None:
+    assert lists_values(message) is listed
 
 
 def test_calls_the_plan_names_are_kept_without_the_split_guard() -> None:

@@ -24,7 +24,7 @@ from freyr_dspy.roles import (
 )
 from freyr_dspy.schemas import CallRecord, Outcome
 from freyr_dspy.strategies._executor import ToolExecutor
-from freyr_dspy.strategies._grounding import differs_by_stated_values
+from freyr_dspy.strategies._grounding import differs_by_stated_values, lists_values
 from freyr_dspy.strategies._lookups import lookup_policy, lookups_for, resolved_ids
 from freyr_dspy.strategies._policies import CallPolicy
 from freyr_dspy.strategies._run import Run, call_text
@@ -40,6 +40,11 @@ __all__ = ["call_until_exhausted", "look_up", "returned_results", "with_results"
 
 #: Most calls of one tool the parameters role may write at once with ``split_calls``.
 SPLIT_MOST = 4
+
+
+def splits(policy: CallPolicy, message: str) -> bool:
+    """Whether every planned tool may be written as several calls for ``message``."""
+    return policy.split_calls or (policy.split_listed and lists_values(message))
 
 
 def call_until_exhausted(
@@ -60,8 +65,9 @@ def call_until_exhausted(
     written at once, where its first entry stands (``fill_several``): asked for each
     entry alone, Qwen 1.5B wrote the same arguments every time. With ``split_calls``
     every planned tool is filled that way, for models that name a tool once whatever
-    the message asks of it; ``spare[name]`` more calls of a tool may be written too (the
-    plan's dropped entries, ``freyr+refill``). Calls beyond those planned are kept only
+    the message asks of it (with ``split_listed``, when the message may list values);
+    ``spare[name]`` more calls of a tool may be written too (the plan's dropped entries,
+    ``freyr+refill``). Calls beyond those planned are kept only
     when they differ in values the request states. ``words[name]``: the words of each ask of
     the tool (``freyr+asks``), shown so that each call takes its own ask's values.
     Returns the names never attempted.
@@ -69,7 +75,7 @@ def call_until_exhausted(
     planned = Counter(tool_names)
     spare = spare or {}
     words = words or {}
-    split = SPLIT_MOST if policy.split_calls else 1
+    split = SPLIT_MOST if splits(policy, run.message) else 1
     order = list(dict.fromkeys(tool_names))
     for index, name in enumerate(order):
         most = max(planned[name] + spare.get(name, 0), split)
