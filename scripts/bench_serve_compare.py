@@ -116,7 +116,9 @@ def requests(examples: list[CallExample], raw: dict[str, list[Any]]) -> list[dic
         else:
             messages += turns
         messages.append({"role": "user", "content": example.message})
-        built.append({"messages": messages, "tools": tools})
+        # NOTE: tool_choice is sent although "auto" is OpenAI's default: llama_cpp.server's
+        # function-calling handler drops the tools when it is left out.
+        built.append({"messages": messages, "tools": tools, "tool_choice": "auto"})
     return built
 
 

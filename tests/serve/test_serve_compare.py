@@ -80,7 +80,7 @@ def test_a_request_carries_the_rows_state_and_its_toolbox() -> None:
         {"message": "Pay it", "toolbox": "daily", "state": {"card": "visa"}}
     )
     [body] = compare.requests([row], {"daily": [TOOL]})
-    assert body["tools"] == [TOOL]
+    assert body["tools"] == [TOOL] and body["tool_choice"] == "auto"
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
     assert "visa" in body["messages"][0]["content"]
 
