@@ -201,8 +201,12 @@ def error_line(exc: Exception) -> str:
     return _one_line(f"{type(exc).__name__}: {exc}")
 
 
+#: An absolute path in a server's error (a traceback's file): kept out of saved reports.
+_PATH = re.compile(r"(?:/[\w.+-]+){2,}/")
+
+
 def _one_line(text: str, limit: int = 300) -> str:
-    return " ".join(text.split())[:limit]
+    return _PATH.sub(".../", " ".join(text.split()))[:limit]
 
 
 def sdk_would_retry(exc: APIStatusError) -> bool:
@@ -757,7 +761,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table(CASES, results))
     config = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
     document = report(
-        CASES, results, model=model_id, gguf=str(gguf), commit=commit(), config=config
+        CASES, results, model=model_id, gguf=Path(gguf).name, commit=commit(), config=config
     )
     save_json(args.out, document)
     print(f"wrote {args.out}")

@@ -451,3 +451,10 @@ def test_the_script_runs_every_case_against_freyr_serve_on_a_fake(
     assert "| case | freyr serve --strategy freyr |" in printed
     rows = [line for line in printed.splitlines() if line.startswith("| ")]
     assert len(rows) == 1 + len(conformance.CASES) + 1  # the header, the cases, the passes
+
+
+def test_an_error_line_keeps_no_machine_path(conformance: ModuleType) -> None:
+    error = RuntimeError('bad input File "/home/me/.venv/lib/python3.11/site-packages/x.py", l 3')
+    line = conformance.error_line(error)
+    assert "/home/me" not in line and '".../x.py"' in line
+    assert line.startswith("RuntimeError: bad input")
