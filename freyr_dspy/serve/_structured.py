@@ -80,7 +80,14 @@ def served_format(program: FreyrProgram, reply: ReplyFormat) -> None:
     """
     if program.adapter == "chat":
         raise _unsupported("the program's chat adapter can only ask for JSON in the prompt")
-    for role in _reply_roles(program):
+    roles = _reply_roles(program)
+    if not roles:
+        raise _unsupported(
+            f"strategy {program.strategy_name!r} writes its reply in the same model call as "
+            "its tool calls, with no role of its own to hold to a schema; serve freyr, nlt "
+            "or gated"
+        )
+    for role in roles:
         for predictor in role.predictors():
             lm = predictor.lm
             if lm is None:

@@ -71,3 +71,18 @@ def test_a_strategy_that_runs_whole_answers_every_mode(strategy: str, fn: Any) -
     assert after["finish_reason"] == "stop" and after["message"]["content"] == REPLY
     assert words["message"]["tool_calls"] is None and words["message"]["content"] == REPLY
     assert [c["function"]["name"] for c in forced["message"]["tool_calls"]] == ["get_time"]
+
+
+def test_a_reply_schema_is_refused_where_no_role_writes_the_reply_alone() -> None:
+    import httpx
+
+    program, _ = make_program(native, strategy="native")
+    schema = {"type": "json_schema", "json_schema": {"name": "r", "schema": {"type": "object"}}}
+    with serving(ServedProgram("m", program)) as base:
+        response = httpx.post(
+            f"{base}/chat/completions",
+            json={"model": "m", "messages": ASK_WEATHER, "response_format": schema},
+            timeout=30,
+        )
+    assert response.status_code == 400
+    assert "writes its reply in the same model call" in response.json()["error"]["message"]
