@@ -44,11 +44,13 @@ PRESETS: dict[str, Preset] = {
         ),
     ),
     "embedded/qwen2.5-coder-0.5b": Preset(
-        strategy="freyr+calibrate+scored_confirm+refill+abstain",
+        strategy="freyr+calibrate+scored_confirm+refill+abstain+split_listed",
         evidence=(
             "against freyr+calibrate: our suite 45.1 vs 38.5 % exact (7 won, 1 lost), NLT sage "
             "31.2 vs 6.2 % (4 won, 0 lost), CallNavi and NLT alex unchanged, LLMaker 36.0 vs "
-            "38.0 % of steps (1 won, 2 lost: noise) at 0.42x the seconds per step"
+            "38.0 % of steps (1 won, 2 lost: noise) at 0.42x the seconds per step. "
+            "split_listed: our suite's 104 listing requests 35.6 -> 43.3 % (15 won, 7 lost), "
+            "several calls 6.7 -> 36.7 %, replies 2 rows lost"
         ),
     ),
 }

@@ -12,7 +12,13 @@ from freyr_dspy.cli import main
 from freyr_dspy.testing import ScriptedLM, register_fake, unregister_fake
 
 #: The 0.5B's preset (freyr_dspy.strategies._presets), as the settings it turns on.
-SMALL_PRESET = {"calibrate": True, "scored_confirm": True, "refill": True, "abstain": True}
+SMALL_PRESET = {
+    "calibrate": True,
+    "scored_confirm": True,
+    "refill": True,
+    "abstain": True,
+    "split_listed": True,
+}
 
 Output = tuple[int, str, str]
 
