@@ -249,7 +249,9 @@ def answer_whole(strategy: Runner, request: Request, start: RunStarter) -> Resul
     result = attempt(start(request.turns, toolbox, "calls"), strategy.run)
     new = [call for call in result.calls if not _answered(request, call)]
     if request.answered and not any(call.outcome.ok for call in new):
-        # Nothing new to call: the reply reports what the results say.
+        if result.reply:  # it answered in words, with the results in view
+            return result.model_copy(update={"calls": []})
+        # It only called again what was answered: the reply reports what the results say.
         return combined(result, attempt(start(request.turns, NO_TOOLS, "reply"), strategy.run))
     return deferred(result.model_copy(update={"calls": new}), request)
 

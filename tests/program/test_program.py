@@ -580,6 +580,7 @@ def test_a_program_takes_a_strategy_label_with_switches() -> None:
         "scored_confirm": True,
         "refill": True,
         "abstain": True,
+        "split_listed": True,
     }
     with pytest.raises(ConfigError, match="takes no setting 'respond'"):
         FreyrProgram("todo", strategy="freyr+respond")
