@@ -22,7 +22,6 @@ so that the streamed pieces put together are the answer (the calls keep their st
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -81,7 +80,6 @@ class LiveAnswer:
         self.deltas: asyncio.Queue[Delta] = asyncio.Queue()
         self.request, self.toolbox, self.plan = request, request.toolbox, plan
         self.words = words and plan.mode in ("auto", "none")
-        self.answered = {(c.tool, _key(c.arguments)) for c in request.answered}
         #: What went out (written in the worker thread, read once the program is done).
         self.text = ""
         self.calls: list[ToolCall] = []
@@ -114,7 +112,7 @@ class LiveAnswer:
         index, self._records = self._records, self._records + 1
         if self._calls_held or not record.outcome.ok or self.toolbox is None:
             return
-        if (record.tool, _key(record.arguments)) in self.answered:
+        if self.request.answers(record):
             return
         if waits_for_results(self.request, index, record):
             self._calls_held = True  # it waits for results: the calls before it say so
@@ -219,7 +217,3 @@ class _ReplyWatch(BaseCallback):
         stack = self.open.pop(call_id, None)
         if stack is not None:
             stack.close()
-
-
-def _key(arguments: dict[str, Any]) -> str:
-    return json.dumps(arguments, sort_keys=True)

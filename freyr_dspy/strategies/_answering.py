@@ -25,14 +25,13 @@ words over the results when it makes no new call.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from freyr_dspy.prompting import CONVERSATION
 from freyr_dspy.schemas import CallRecord, OpenAsk, Result
 from freyr_dspy.strategies._asks import open_asks
-from freyr_dspy.strategies._grounding import Evidence, unstated_required
+from freyr_dspy.strategies._grounding import unstated_required
 from freyr_dspy.strategies._request import Request, RunStarter
 from freyr_dspy.strategies._run import ModelFailure, Run
 from freyr_dspy.strategies._steps import Replies, Selection, chat, still_missing, summarise
@@ -91,12 +90,7 @@ def waits_for_results(request: Request, index: int, call: CallRecord) -> bool:
     tool = request.toolbox.resolve(call.tool) if request.toolbox is not None else None
     if index == 0 or tool is None:
         return False
-    return bool(unstated_required(tool, call.arguments, evidence_of(request)))
-
-
-def evidence_of(request: Request) -> Evidence:
-    """What the user has said: the message and the turns before it."""
-    return Evidence.of(request.message, *(turn["content"] for turn in request.conversation))
+    return bool(unstated_required(tool, call.arguments, request.evidence))
 
 
 # ------------------------------------------------------------------ strategies that plan
@@ -174,7 +168,7 @@ def _next_calls(
         return strategy.act(run, missing)
 
     result = attempt(start(request.turns, toolbox, "nothing"), plan_more)
-    new = [call for call in result.calls if call.outcome.ok and not _answered(request, call)]
+    new = [call for call in result.calls if call.outcome.ok and not request.answers(call)]
     return result.model_copy(update={"calls": new, "open_asks": []}), opened
 
 
@@ -247,7 +241,7 @@ def answer_whole(strategy: Runner, request: Request, start: RunStarter) -> Resul
     if request.tool_choice == "named" and request.function is not None:
         toolbox = toolbox.subset(names=[request.function])
     result = attempt(start(request.turns, toolbox, "calls"), strategy.run)
-    new = [call for call in result.calls if not _answered(request, call)]
+    new = [call for call in result.calls if not request.answers(call)]
     if request.answered and not any(call.outcome.ok for call in new):
         if result.reply:  # it answered in words, with the results in view
             return result.model_copy(update={"calls": []})
@@ -275,13 +269,3 @@ def _nothing_to_send(result: Result) -> bool:
     """Whether a run ended with no call made and no reply, for a reason other than the model."""
     failed = result.failure is not None and not result.failure.model_failed
     return failed and not result.reply and not _any_made(result)
-
-
-def _answered(request: Request, call: CallRecord) -> bool:
-    """Whether the caller already answered this very call (same tool, same arguments)."""
-    key = _key(call.tool, call.arguments)
-    return any(_key(done.tool, done.arguments) == key for done in request.answered)
-
-
-def _key(tool: str, arguments: dict[str, Any]) -> str:
-    return tool + json.dumps(arguments, sort_keys=True)

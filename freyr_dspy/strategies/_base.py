@@ -146,7 +146,11 @@ class PlanningStrategy(StrategyModule):
     """
 
     def run(self, run: Run) -> Result:
-        """Plan, then make the calls and reply."""
+        """Plan, then make the calls and reply.
+
+        FREYR's Algorithm 1; NLT's select, call, reply; the gate, then the inner strategy's
+        selection among the gated tools and its calls.
+        """
         return self.act(self.ending(run), self.select(run))
 
     def answer(self, request: Request, start: RunStarter) -> Result:

@@ -359,10 +359,6 @@ class Freyr(PlanningStrategy):
         for tool in run.toolbox:
             warm_parameters(run, self.parameters, tool)
 
-    def run(self, run: Run) -> Result:
-        """Run Algorithm 1 for one request."""
-        return self.act(run, self.select(run))
-
     def select(
         self, run: Run, *, conversation: str | None = None, require_tool: bool = False
     ) -> Selection:

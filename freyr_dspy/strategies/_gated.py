@@ -118,10 +118,6 @@ class Gated(PlanningStrategy):
             config["respond"] = False
         return config
 
-    def run(self, run: Run) -> Result:
-        """Gate, let the inner strategy select among the gated tools, then act on its choice."""
-        return self.act(self.ending(run), self.select(run))
-
     def select(
         self, run: Run, *, conversation: str | None = None, require_tool: bool = False
     ) -> Selection:

@@ -267,7 +267,7 @@ def unstated_required(tool: Tool, arguments: Mapping[str, Any], evidence: Eviden
 #: Spanish, German, French, Italian, Portuguese), or a list separator between words.
 _LISTING = re.compile(
     r"\b(?:and|or|both|each|every|versus|vs|compare|between|y|o|ambos|cada|und|oder|beide|"
-    r"jede[nrs]?|et|ou|chaque|les deux|e|entrambi|ogni|ambos)\b|\w\s*[,;&/]\s*\w",
+    r"jede[nrs]?|et|ou|chaque|les deux|e|entrambi|ogni)\b|\w\s*[,;&/]\s*\w",
     re.IGNORECASE,
 )
 

@@ -101,10 +101,6 @@ class Nlt(PlanningStrategy):
         """The settings that differ from the defaults (``respond: False``, others ``True``)."""
         return ({} if self.respond else {"respond": False}) | changed_settings(self.calling)
 
-    def run(self, run: Run) -> Result:
-        """Select, call, reply."""
-        return self.act(self.ending(run), self.select(run))
-
     def replies(self) -> Replies:
         """The roles that write the reply."""
         return Replies(chat=self.chat, summary=self.summary)

@@ -16,12 +16,15 @@ Nothing in it changes the program: two requests may run on one program at once.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal, Protocol
 
 from freyr_dspy.errors import ConfigError
 from freyr_dspy.schemas import CallRecord
+from freyr_dspy.strategies._grounding import Evidence
 from freyr_dspy.strategies._run import CallOverrides, Ending, Run
 from freyr_dspy.tools import Toolbox
 
@@ -77,6 +80,23 @@ class Request:
     def answered_tools(self) -> set[str]:
         """The tools whose calls the caller has answered."""
         return {call.tool for call in self.answered}
+
+    def answers(self, call: CallRecord) -> bool:
+        """Whether the caller already answered this very call (same tool, same arguments)."""
+        return _call_key(call) in self._answered_keys
+
+    @cached_property
+    def _answered_keys(self) -> frozenset[str]:
+        return frozenset(_call_key(call) for call in self.answered)
+
+    @cached_property
+    def evidence(self) -> Evidence:
+        """What the user has said: the message and the turns before it (read once)."""
+        return Evidence.of(self.message, *(turn["content"] for turn in self.conversation))
+
+
+def _call_key(call: CallRecord) -> str:
+    return call.tool + json.dumps(call.arguments, sort_keys=True)
 
 
 class RunStarter(Protocol):
