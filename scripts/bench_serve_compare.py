@@ -62,6 +62,19 @@ class Contestant:
     model: str
 
 
+def add_contestant_options(parser: argparse.ArgumentParser) -> None:
+    """The options ``contestants`` reads: the model, the freyr programs, llama.cpp's server."""
+    parser.add_argument("--model", default=FAST_MODEL, help="embedded model id")
+    parser.add_argument("--gguf", type=Path, help="a GGUF file instead of --model")
+    parser.add_argument("--program", action="append", default=[], help="freyr artifact")
+    parser.add_argument(
+        "--strategy", action="append", default=None, help="freyr strategy (default: freyr)"
+    )
+    parser.add_argument("--freyr-option", action="append", default=[], help="extra serve flag")
+    parser.add_argument("--chat-format", default="chatml-function-calling")
+    parser.add_argument("--skip-llama-server", action="store_true")
+
+
 def contestants(args: argparse.Namespace, gguf: Path, model_id: str) -> list[Contestant]:
     """llama.cpp's server (unless skipped), then ``freyr serve`` per program and strategy."""
     found = []
@@ -86,7 +99,7 @@ def contestants(args: argparse.Namespace, gguf: Path, model_id: str) -> list[Con
                 Path(program).stem,
             )
         )
-    for strategy in args.strategy:
+    for strategy in args.strategy if args.strategy is not None else ["freyr"]:
         found.append(
             Contestant(
                 f"freyr serve --strategy {strategy}",
@@ -287,19 +300,12 @@ def print_table(summaries: dict[str, dict[str, Any]]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default=FAST_MODEL, help="embedded model id")
-    parser.add_argument("--gguf", type=Path, help="a GGUF file instead of --model")
-    parser.add_argument("--program", action="append", default=[], help="freyr artifact")
-    parser.add_argument("--strategy", action="append", default=None, help="freyr strategy")
-    parser.add_argument("--freyr-option", action="append", default=[], help="extra serve flag")
-    parser.add_argument("--chat-format", default="chatml-function-calling")
-    parser.add_argument("--skip-llama-server", action="store_true")
+    add_contestant_options(parser)
     parser.add_argument("--tools", type=Path, default=Path("trainsets/calls/tools.json"))
     parser.add_argument("--examples", type=Path, default=Path("trainsets/calls/test.jsonl"))
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--out", type=Path, default=Path("runs/bench_serve_compare.json"))
     args = parser.parse_args(argv)
-    args.strategy = args.strategy if args.strategy is not None else ["freyr"]
     gguf, model_id = _model(args)
     examples = load_examples(args.examples)[: args.limit]
     raw = json.loads(args.tools.read_text(encoding="utf-8"))

@@ -41,11 +41,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
 
 import jsonschema
 from _bench import markdown_table, save_json
-from bench_serve_compare import _model, contestants, started
+from bench_serve_compare import _model, add_contestant_options, contestants, started
 from openai import APIStatusError, OpenAI
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from freyr_dspy.settings import FAST_MODEL
+from freyr_dspy import __version__
 
 MAX_TOKENS = 512
 REQUEST_SECONDS = 300.0
@@ -692,6 +692,7 @@ def report(
         "model": model,
         "gguf": gguf,
         "commit": commit,
+        "freyr_version": __version__,
         "uncommitted": uncommitted(),
         "config": config,
         "cases": [
@@ -740,17 +741,10 @@ def uncommitted() -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default=FAST_MODEL, help="embedded model id")
-    parser.add_argument("--gguf", type=Path, help="a GGUF file instead of --model")
-    parser.add_argument("--program", action="append", default=[], help="freyr artifact")
-    parser.add_argument("--strategy", action="append", default=None, help="freyr strategy")
-    parser.add_argument("--freyr-option", action="append", default=[], help="extra serve flag")
-    parser.add_argument("--chat-format", default="chatml-function-calling")
-    parser.add_argument("--skip-llama-server", action="store_true")
+    add_contestant_options(parser)
     parser.add_argument("--timeout", type=float, default=REQUEST_SECONDS, help="s per request")
     parser.add_argument("--out", type=Path, default=Path("runs/conformance_serve.json"))
     args = parser.parse_args(argv)
-    args.strategy = args.strategy if args.strategy is not None else ["freyr"]
     gguf, model_id = _model(args)
     results: dict[str, dict[str, dict[str, Any]]] = {}
     for index, contestant in enumerate(contestants(args, gguf, model_id)):
