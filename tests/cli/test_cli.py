@@ -10,15 +10,7 @@ import pytest
 
 from freyr_dspy.cli import main
 from freyr_dspy.testing import ScriptedLM, register_fake, unregister_fake
-
-#: The 0.5B's preset (freyr_dspy.strategies._presets), as the settings it turns on.
-SMALL_PRESET = {
-    "calibrate": True,
-    "scored_confirm": True,
-    "refill": True,
-    "abstain": True,
-    "split_listed": True,
-}
+from tests.support.presets import SMALL_PRESET
 
 Output = tuple[int, str, str]
 

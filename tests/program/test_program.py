@@ -17,6 +17,7 @@ from freyr_dspy.schemas import Failure, Result, RoleModel
 from freyr_dspy.strategies import Freyr, Gated, Nlt, StrategyModule, make_strategy, strategy_with
 from freyr_dspy.testing import Answer, FakeCall, FakeEngine, FunctionLM, ScriptedLM, register_fake
 from freyr_dspy.testing import unregister_fake as _unregister
+from tests.support.presets import SMALL_PRESET
 
 Build = Callable[..., FreyrProgram]
 
@@ -575,13 +576,7 @@ def test_a_program_takes_a_strategy_label_with_switches() -> None:
 
     program = FreyrProgram("todo", strategy=default_strategy("embedded/qwen2.5-coder-0.5b"))
     assert program.strategy_name == "freyr"
-    assert program.strategy.config() == {
-        "calibrate": True,
-        "scored_confirm": True,
-        "refill": True,
-        "abstain": True,
-        "split_listed": True,
-    }
+    assert program.strategy.config() == SMALL_PRESET
     with pytest.raises(ConfigError, match="takes no setting 'respond'"):
         FreyrProgram("todo", strategy="freyr+respond")
 

@@ -22,16 +22,8 @@ from freyr_dspy.settings import Settings
 from freyr_dspy.testing import register_fake, unregister_fake
 from freyr_dspy.testing._rules import RulesLM
 from freyr_dspy.tools import Toolbox
+from tests.support.presets import SMALL_PRESET
 from tests.support.serve_helpers import ASK_WEATHER, TOOLS, WEATHER, serving
-
-#: The 0.5B's preset (freyr_dspy.strategies._presets), as the settings it turns on.
-SMALL_PRESET = {
-    "calibrate": True,
-    "scored_confirm": True,
-    "refill": True,
-    "abstain": True,
-    "split_listed": True,
-}
 
 #: Fakes named in these tests, each the keyword-rules agent.
 FAKES = ("other", "chatty", "a", "x")
