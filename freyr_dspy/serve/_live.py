@@ -83,7 +83,8 @@ class LiveAnswer:
         #: What went out (written in the worker thread, read once the program is done).
         self.text = ""
         self.calls: list[ToolCall] = []
-        self._records = 0
+        #: The calls the program recorded so far (a later one may wait for their results).
+        self._recorded: list[CallRecord] = []
         self._calls_held = False
         self._pending: CallRecord | None = None
 
@@ -109,12 +110,13 @@ class LiveAnswer:
         turns out to wait for results. In ``calls_only`` runs the program ends right after its
         last call, so the lag costs the last call nothing; the final answer sends what is left.
         """
-        index, self._records = self._records, self._records + 1
+        before = list(self._recorded)
+        self._recorded.append(record)
         if self._calls_held or not record.outcome.ok or self.toolbox is None:
             return
         if self.request.answers(record):
             return
-        if waits_for_results(self.request, index, record):
+        if waits_for_results(self.request, len(before), record, before):
             self._calls_held = True  # it waits for results: the calls before it say so
             self._flush(waiting=True)
             return

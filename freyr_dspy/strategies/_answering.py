@@ -32,6 +32,7 @@ from freyr_dspy.prompting import CONVERSATION
 from freyr_dspy.schemas import CallRecord, OpenAsk, Result
 from freyr_dspy.strategies._asks import open_asks
 from freyr_dspy.strategies._grounding import unstated_required
+from freyr_dspy.strategies._references import refers_back
 from freyr_dspy.strategies._request import Request, RunStarter
 from freyr_dspy.strategies._run import ModelFailure, Run
 from freyr_dspy.strategies._steps import Replies, Selection, chat, still_missing, summarise
@@ -81,16 +82,28 @@ def attempt(run: Run, step: Callable[[Run], Result]) -> Result:
         return run.result("", run.intents, failure=exc.failure)
 
 
-def waits_for_results(request: Request, index: int, call: CallRecord) -> bool:
+def waits_for_results(
+    request: Request, index: int, call: CallRecord, before: Sequence[CallRecord] = ()
+) -> bool:
     """Whether the ``index``-th call of an answer waits for the results of the calls before it.
 
     A call after the first whose required text values the request does not state
     (``unstated_required``) would carry values the model made up: they come from a result.
+    So does a call made after a call of another tool whose result the request points back
+    at ("... followed by the converted amount": ``refers_back``), even when its other values
+    are stated. ``before``: the calls of the answer before this one.
     """
-    tool = request.toolbox.resolve(call.tool) if request.toolbox is not None else None
-    if index == 0 or tool is None:
+    toolbox = request.toolbox
+    tool = toolbox.resolve(call.tool) if toolbox is not None else None
+    if index == 0 or tool is None or toolbox is None:
         return False
-    return bool(unstated_required(tool, call.arguments, request.evidence))
+    if unstated_required(tool, call.arguments, request.evidence):
+        return True
+    earlier = {c.tool for c in before if c.tool != call.tool}
+    return any(
+        (other := toolbox.resolve(name)) is not None and refers_back(request.message, other)
+        for name in earlier
+    )
 
 
 # ------------------------------------------------------------------ strategies that plan
@@ -122,7 +135,7 @@ def deferred(result: Result, request: Request) -> Result:
     """``result`` without the calls that wait for the results of the calls before them."""
     kept, waiting = [], []
     for index, call in enumerate(result.calls):
-        if waits_for_results(request, index, call):
+        if waits_for_results(request, index, call, result.calls[:index]):
             waiting.append(call.tool)
         else:
             kept.append(call)

@@ -7,8 +7,10 @@ or the last error written back as a value (``echoed``); ``run`` executes the too
 the state it leaves to the run's ledger only when the call succeeds. What counts as said is
 read afresh at each check: the message, the conversation, the state and the outcomes so far
 (``freyr_dspy.strategies._grounding.Evidence``). A value not in the form the description shows
-("6:45pm" for "HH:MM, e.g. '07:30'") is refused once too (``_formats``). Grounding and both
-guards follow the call policy's ``ground_arguments``.
+("6:45pm" for "HH:MM, e.g. '07:30'") is refused once too (``_formats``), and so is a call the
+request says takes a value from an earlier call's result when none of its values carries
+anything of that result (``_references``). Grounding and the guards follow the call policy's
+``ground_arguments``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from freyr_dspy.strategies._grounding import (
     unstated_required,
 )
 from freyr_dspy.strategies._ledger import Ledger
+from freyr_dspy.strategies._references import gave_result, misses_result, refers_back
 from freyr_dspy.tools import Tool, Toolbox
 
 __all__ = ["ToolExecutor"]
@@ -44,6 +47,8 @@ class ToolExecutor:
     said: Callable[[], Evidence]
     #: Ground arguments and refuse copied examples (``CallPolicy.ground_arguments``).
     grounding: bool = True
+    #: The request, read for values it says come from an earlier call's result.
+    message: str = ""
 
     def grounded(
         self, tool_name: str, arguments: dict[str, Any]
@@ -70,7 +75,7 @@ class ToolExecutor:
             return None
         examples = examples_of(tool)
         copied = self._copied(tool, arguments, examples) if examples else None
-        return copied or self._misformed(tool, arguments)
+        return copied or self._misformed(tool, arguments) or self._without_result(tool, arguments)
 
     def _copied(
         self, tool: Tool, arguments: dict[str, Any], examples: frozenset[str]
@@ -109,6 +114,28 @@ class ToolExecutor:
             f"{shown} in the description of {tool.name}: write the value the request gives "
             "in that form"
         )
+
+    def _without_result(self, tool: Tool, arguments: dict[str, Any]) -> str | None:
+        """Why a call is refused once: it leaves out the result the request says it takes.
+
+        "... add a todo titled 'pay' followed by the converted amount": with the conversion's
+        result in view, Qwen wrote the title "pay". The earlier call is named, not its
+        result repeated: the result is in the conversation the model is shown.
+        """
+        for call in self.ledger.calls:
+            earlier = self.toolbox.resolve(call.tool)
+            if call.tool == tool.name or earlier is None or not gave_result(call):
+                continue
+            key = (tool.name, "result", call.tool)
+            if key in self.ledger.refused_copies or not refers_back(self.message, earlier):
+                continue
+            if misses_result(arguments, call.outcome.message, self.message):
+                self.ledger.refuse_copies([key])
+                return (
+                    f"the request takes a value from what {call.tool} returned, and no value "
+                    f"of this call has it: write that value into the call"
+                )
+        return None
 
     def shown_after_refusal(self, tool: Tool) -> Tool:
         """``tool`` as the model is shown it once a copy was refused: without its examples.

@@ -217,7 +217,11 @@ class Run:
     def tools(self, policy: CallPolicy) -> ToolExecutor:
         """The executor of this run's calls, grounding them as ``policy`` says."""
         return ToolExecutor(
-            self.toolbox, self.ledger, self.evidence, grounding=policy.ground_arguments
+            self.toolbox,
+            self.ledger,
+            self.evidence,
+            grounding=policy.ground_arguments,
+            message=self.message,
         )
 
     def evidence(self) -> Evidence:

@@ -116,3 +116,66 @@ def test_required_after_results_calls_what_is_missing_never_the_answered_call(
         model="rounds", messages=history, tools=tools, tool_choice="required"
     )
     assert calls_of(second) == [("final_result", {"summary": "2 C in Oslo"})]
+
+
+def tool(name: str, description: str, **properties: str) -> dict[str, Any]:
+    """An OpenAI tool whose parameters are required strings or numbers, as ``properties`` types."""
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {key: {"type": kind} for key, kind in properties.items()},
+                "required": list(properties),
+            },
+        },
+    }
+
+
+CONVERT = tool("convert_currency", "Convert money.", amount="number", source="string",
+               target="string")  # fmt: skip
+TODO = tool("add_todo", "Add a todo item.", title="string")
+CONVERT_THEN_TODO = (
+    "Convert 100 USD to EUR, then add a todo titled 'pay' followed by the converted amount"
+)
+
+
+def converts_then_adds(call: FakeCall) -> Answer:
+    """Plans both calls; the todo's title carries an amount only once a result gives one."""
+    seen = call.inputs.get("conversation", "")
+    if call.role == "intent":
+        return {"intents": ["convert_currency", "add_todo"]}
+    if call.role == "parameters" and "convert_currency" in call.inputs.get("tool", ""):
+        return {"arguments": {"amount": 100, "source": "USD", "target": "EUR"}}
+    if call.role == "parameters":
+        return {"arguments": {"title": "pay 92.50 EUR" if "92.50" in seen else "pay"}}
+    return {"reply": f"Summary: {call.inputs.get('outcomes', '')}"}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_call_that_points_at_an_earlier_result_waits_though_its_values_are_stated(
+    stream: bool,
+) -> None:
+    program, _ = make_program(converts_then_adds)
+    with serving(ServedProgram("convert", program)) as base:
+        sdk = OpenAI(base_url=base, api_key="-", max_retries=0)
+        ask = [{"role": "user", "content": CONVERT_THEN_TODO}]
+        first = create(sdk, ask, [CONVERT, TODO], stream)
+        # add_todo(title="pay") has every value stated, but the request says the title takes
+        # the converted amount: it waits for convert_currency's result
+        assert calls_of(first) == [
+            ("convert_currency", {"amount": 100, "source": "USD", "target": "EUR"})
+        ]
+        history = [*ask, *results(first, "100 USD = 92.50 EUR")]
+        second = create(sdk, history, [CONVERT, TODO], stream)
+        assert calls_of(second) == [("add_todo", {"title": "pay 92.50 EUR"})]
+
+
+def create(sdk: OpenAI, messages: list[dict[str, Any]], tools: list[Any], stream: bool) -> Any:
+    """A completion, streamed and gathered into one when ``stream``."""
+    if not stream:
+        return sdk.chat.completions.create(model="convert", messages=messages, tools=tools)
+    with sdk.chat.completions.stream(model="convert", messages=messages, tools=tools) as events:
+        return events.get_final_completion()

@@ -27,6 +27,7 @@ from freyr_dspy.strategies._executor import ToolExecutor
 from freyr_dspy.strategies._grounding import differs_by_stated_values, lists_values
 from freyr_dspy.strategies._lookups import lookup_policy, lookups_for, resolved_ids
 from freyr_dspy.strategies._policies import CallPolicy
+from freyr_dspy.strategies._references import gave_result
 from freyr_dspy.strategies._run import Run, call_text
 from freyr_dspy.strategies.retry._blame import (
     RetryLimits,
@@ -34,7 +35,7 @@ from freyr_dspy.strategies.retry._blame import (
     blamed_arguments,
     listed_correction,
 )
-from freyr_dspy.tools import Tool, recorded_outcome, render_tool_spec
+from freyr_dspy.tools import Tool, render_tool_spec
 
 __all__ = ["call_until_exhausted", "look_up", "returned_results", "with_results"]
 
@@ -132,7 +133,7 @@ def with_results(conversation: str, calls: Sequence[CallRecord]) -> str:
     Recorded calls (spec-only tools) returned nothing, and failed calls nothing to take a
     value from: neither is shown, so most prompts stay exactly as they were.
     """
-    ran = [c for c in calls if _returned(c)]
+    ran = [c for c in calls if gave_result(c)]
     if not ran:
         return conversation
     turns = "\n".join(f"tool: {call_text(c)} returned {c.outcome.message}" for c in ran)
@@ -142,11 +143,7 @@ def with_results(conversation: str, calls: Sequence[CallRecord]) -> str:
 
 def returned_results(calls: Sequence[CallRecord]) -> bool:
     """Whether some call ran and returned a result (not an error, not only recorded)."""
-    return any(_returned(call) for call in calls)
-
-
-def _returned(call: CallRecord) -> bool:
-    return call.outcome.ok and call.outcome != recorded_outcome(call.tool)
+    return any(gave_result(call) for call in calls)
 
 
 def warm_parameters(run: Run, parameters: Role, tool: Tool) -> None:
