@@ -290,6 +290,9 @@ class Freyr(PlanningStrategy):
             values the request states (``grounding.differs_by_stated_values``).
         split_listed: as ``split_calls``, only for a request that may list several values
             (a conjunction, a list, "each", "both": ``grounding.lists_values``).
+        lone_tool: when the toolbox offers one action, plan it without the planning role;
+            the ``abstain`` check decides whether the request asks for it (``plans_itself``).
+            Needs ``abstain``.
     """
 
     intent: Role
@@ -368,7 +371,10 @@ class Freyr(PlanningStrategy):
         adds its note); ``require_tool`` makes the plan name tools only.
         """
         asks: list[Ask] = []
-        if self.planning.asks:
+        unknown: list[str] = []
+        if self.plans_itself(run):
+            planned = run.ledger.plan(run.toolbox.names)
+        elif self.planning.asks:
             asks, unknown = recognise_asks(
                 run, self.asks, conversation=conversation, require_tool=require_tool
             )
@@ -394,6 +400,21 @@ class Freyr(PlanningStrategy):
         spare = freed_slots(planned, intents) if planning.refill else Counter()
         failure = unknown_tools_failure(self.planner.role_id, unknown)
         return Selection(intents, unknown, failure, spare, asks=tuple(asks))
+
+    def plans_itself(self, run: Run) -> bool:
+        """Whether the plan is the only tool offered, and the confirm role alone decides.
+
+        A catalog of one action leaves the planning role one choice, to call it or not, and
+        with ``abstain`` the confirm role makes that choice after it anyway: of 20 held-out
+        requests no offered tool fits, the planning role alone declined 2, with the check 17.
+        The planning call is left out (one model call of three on such a request). A read-only
+        tool is not checked (``confirm_intents``), so its plan is still asked for; ``asks``
+        plans from the request's words, so it is asked too.
+        """
+        planning = self.planning
+        if not planning.lone_tool or planning.asks or len(run.toolbox) != 1:
+            return False
+        return not next(iter(run.toolbox)).read_only
 
     def act(self, run: Run, selection: Selection) -> Result:
         """Make the planned calls with retries, then reply (as the run's ``ending`` says).

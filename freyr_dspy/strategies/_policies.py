@@ -49,6 +49,8 @@ class PlanningPolicy:
         rounds: planning rounds a request may take: after calls that returned results, the
             plan is made again with the results shown, and calls it still lacks (one whose
             value comes from a result) are made, up to this many rounds in all (1: never).
+        lone_tool: when one action is offered, plan it without asking the planning role and
+            let the ``abstain`` check decide whether it is asked for (needs ``abstain``).
     """
 
     confirm: bool = True
@@ -61,11 +63,14 @@ class PlanningPolicy:
     confirm_margin: float | None = None
     asks: bool = False
     rounds: int = 2
+    lone_tool: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rounds", int(self.rounds))  # a label writes numbers as floats
         if self.rounds < 1:
             raise ConfigError(f"freyr: rounds is at least 1 (one plan), got {self.rounds}")
+        if self.lone_tool and not self.abstain:
+            raise ConfigError("freyr: lone_tool lets the abstain check decide; needs abstain")
         for name in ("abstain", "scored_confirm", "refill"):
             if getattr(self, name) and not self.confirm:
                 raise ConfigError(f"freyr: {name} checks plans with the confirm role; keep confirm")
