@@ -65,7 +65,7 @@ from freyr_dspy.benchmark import Benchmark, Episode, EvalOptions, get_benchmark
 from freyr_dspy.datasets import dataset_benchmark, open_toolboxes
 from freyr_dspy.errors import one_line
 from freyr_dspy.evaluation import run_episode
-from freyr_dspy.program import FreyrProgram, build_assignment
+from freyr_dspy.program import FreyrProgram, build_assignment, resolve_label
 from freyr_dspy.settings import DEFAULT_MODEL, Settings
 from freyr_dspy.strategies import make_strategy, parse_label
 
@@ -132,6 +132,47 @@ def suite_benchmark() -> Benchmark:
     return dataset_benchmark(open_toolboxes(tools=SUITE_TOOLS), SUITE_TEST)
 
 
+def one_tool_benchmark(directory: Path) -> Benchmark:
+    """The suite's test requests that need one call, each offered one tool alone.
+
+    ``one-tool``: offered the tool it needs (an app that exposes one function). ``one-tool,
+    none fits``: the same request offered the tool of the next such request from another
+    toolbox, where the right answer is no call. The rows are written to ``directory``.
+    """
+    boxes = open_toolboxes(tools=SUITE_TOOLS)
+    rows = [json.loads(line) for line in SUITE_TEST.read_text(encoding="utf-8").splitlines()]
+    single = [r for r in rows if len(r.get("calls", [])) == 1 and "results" not in r]
+    derived = []
+    for index, row in enumerate(single):
+        tool = boxes[row["toolbox"]].get(row["calls"][0]["name"]).openai_schema()
+        other = next(
+            r for r in single[index + 1 :] + single[:index] if r["toolbox"] != row["toolbox"]
+        )
+        unfit = boxes[other["toolbox"]].get(other["calls"][0]["name"]).openai_schema()
+        common = {"message": row["message"], "toolbox": row["toolbox"]}
+        derived.append(
+            {
+                "id": f"{row['id']}-alone",
+                "category": "one-tool",
+                "calls": row["calls"],
+                "tools": [tool],
+                **common,
+            }
+        )
+        derived.append(
+            {
+                "id": f"{row['id']}-unfit",
+                "category": "one-tool, none fits",
+                "calls": [],
+                "tools": [unfit],
+                **common,
+            }
+        )
+    path = directory / "one_tool.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in derived), encoding="utf-8")
+    return dataset_benchmark(boxes, path)
+
+
 def spread(episodes: list[Episode], limit: int | None, group: Any) -> list[Episode]:
     """At most ``limit`` episodes per group (category, for the suite), in file order."""
     if not limit:
@@ -153,8 +194,11 @@ def toolbox_key(episode: Episode) -> str:
 
 
 def build(benchmark: Benchmark, options: EvalOptions, label: str, model: str) -> FreyrProgram:
-    """The benchmark's program for ``label``, its switches on, every role on ``model``."""
-    name, switches = parse_label(label)
+    """The benchmark's program for ``label``, its switches on, every role on ``model``.
+
+    ``preset`` (maybe with switches: ``preset+lone_tool``) is the model's preset.
+    """
+    name, switches = parse_label(resolve_label(label, model))
     program = benchmark.make_program(name, options)
     if switches:
         program.use_strategy(make_strategy(name, **switches))
@@ -212,7 +256,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     for bench_name, benchmark, episodes, contestants in plan(args, options):
         groups: dict[str, list[Episode]] = {}
         for episode in episodes:
-            key = toolbox_key(episode) if bench_name == "suite" else episode.case  # the task
+            key = episode.case if bench_name == "llmaker" else toolbox_key(episode)  # the task
             groups.setdefault(key, []).append(episode)
         for group in groups.values():
             for contestant in contestants:
@@ -265,9 +309,10 @@ def plan(
     args: argparse.Namespace, options: EvalOptions
 ) -> Iterator[tuple[str, Benchmark, list[Episode], list[Contestant]]]:
     if args.suite_limit != 0:
-        suite = suite_benchmark()
+        name = "one-tool" if args.one_tool else "suite"
+        suite = one_tool_benchmark(args.out.parent) if args.one_tool else suite_benchmark()
         episodes = spread(suite.episodes(options), args.suite_limit, lambda e: e.case)
-        yield "suite", suite, episodes, [Contestant.parse(c) for c in args.contestants.split(",")]
+        yield name, suite, episodes, [Contestant.parse(c) for c in args.contestants.split(",")]
     if args.llmaker_limit != 0:
         llmaker = get_benchmark("llmaker")
         episodes = llmaker.episodes(options)[: args.llmaker_limit]
@@ -322,6 +367,19 @@ def table(rows: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
                 f"\n{model}, {bench}: {len(steps)} requests every contestant finished (medians)\n"
             )
             lines += markdown_table(COLUMNS, [_row(name, stats) for name in stats])
+            cases = list(dict.fromkeys(r["case"] for r in mine))
+            if bench == "one-tool" and len(cases) > 1:
+                for case in cases:
+                    in_case = {r["step"] for r in mine if r["case"] == case} & steps
+                    stats = {
+                        n: summary(
+                            [r for r in mine if r["contestant"] == n and r["step"] in in_case]
+                        )
+                        for n in names
+                    }
+                    summaries[f"{model} {bench} {case}"] = stats
+                    lines.append(f"\n{model}, {bench}, {case}: {len(in_case)} requests\n")
+                    lines += markdown_table(COLUMNS, [_row(name, stats) for name in stats])
     return "\n".join(lines), summaries
 
 
@@ -389,6 +447,12 @@ def main() -> int:
         action="store_true",
         help="run a toolbox's first request untimed, then time the others "
         "(an app's steady state: the toolbox's prompts are in the prefix cache)",
+    )
+    parser.add_argument(
+        "--one-tool",
+        action="store_true",
+        help="the suite's one-call requests, each offered one tool alone: the tool it needs, "
+        "and another toolbox's (no call is right)",
     )
     add_out_options(parser, default=None)
     args = parser.parse_args()
