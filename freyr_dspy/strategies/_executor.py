@@ -31,7 +31,12 @@ from freyr_dspy.strategies._grounding import (
     unstated_required,
 )
 from freyr_dspy.strategies._ledger import Ledger
-from freyr_dspy.strategies._references import gave_result, misses_result, refers_back
+from freyr_dspy.strategies._references import (
+    copied_calls,
+    gave_result,
+    misses_result,
+    refers_back,
+)
 from freyr_dspy.tools import Tool, Toolbox
 
 __all__ = ["ToolExecutor"]
@@ -75,7 +80,12 @@ class ToolExecutor:
             return None
         examples = examples_of(tool)
         copied = self._copied(tool, arguments, examples) if examples else None
-        return copied or self._misformed(tool, arguments) or self._without_result(tool, arguments)
+        return (
+            copied
+            or self._copied_call(tool, arguments)
+            or self._misformed(tool, arguments)
+            or self._without_result(tool, arguments)
+        )
 
     def _copied(
         self, tool: Tool, arguments: dict[str, Any], examples: frozenset[str]
@@ -113,6 +123,25 @@ class ToolExecutor:
         return (
             f"{shown} in the description of {tool.name}: write the value the request gives "
             "in that form"
+        )
+
+    def _copied_call(self, tool: Tool, arguments: dict[str, Any]) -> str | None:
+        """Why a value is refused once: it is the text of a call, not a value.
+
+        Shown "tool: list_notes(tag='househunt') returned [...]", Qwen 1.5B wrote
+        ``note_id="list_notes(tag='househunt') returned"`` for "read me the last one".
+        """
+        copied = [
+            name
+            for name in copied_calls(arguments, self.toolbox.names)
+            if (tool.name, name, f"call:{arguments[name]}") not in self.ledger.refused_copies
+        ]
+        if not copied:
+            return None
+        self.ledger.refuse_copies((tool.name, n, f"call:{arguments[n]}") for n in copied)
+        return (
+            f"{', '.join(copied)}: the text of a call, not a value; write the value itself, "
+            "as the call's result gives it"
         )
 
     def _without_result(self, tool: Tool, arguments: dict[str, Any]) -> str | None:

@@ -29,7 +29,7 @@ from typing import Any
 from freyr_dspy.schemas import CallRecord
 from freyr_dspy.tools import Tool, recorded_outcome
 
-__all__ = ["gave_result", "misses_result", "refers_back", "result_words"]
+__all__ = ["copied_calls", "gave_result", "misses_result", "refers_back", "result_words"]
 
 #: Words that point at something already named ("the", "that", ...), in six languages.
 _DETERMINERS = (
@@ -95,6 +95,21 @@ def _name_stems(name: str) -> list[str]:
     words = [w.lower() for w in re.split(r"[\W_]+", spaced) if w]
     kept = [w for w in words if w not in _GENERIC and len(w) >= _SHORTEST_STEM]
     return [w[:-1] if w.endswith("e") and len(w) > _SHORTEST_STEM else w for w in kept]
+
+
+#: A call as the roles see it, maybe with what follows it in a tool turn: ``f(x='a') returned``.
+_CALL_TEXT = re.compile(r"\s*([\w.\-]+)\(.*\)(?:\s+returned\b.*)?\s*", re.DOTALL)
+
+
+def copied_calls(arguments: dict[str, Any], tools: Iterable[str]) -> list[str]:
+    """The arguments whose value is the text of a call of one of ``tools``, not a value."""
+    names = set(tools)
+    copied = []
+    for name, value in arguments.items():
+        match = _CALL_TEXT.fullmatch(value) if isinstance(value, str) else None
+        if match is not None and match.group(1) in names:
+            copied.append(name)
+    return copied
 
 
 def gave_result(call: CallRecord) -> bool:

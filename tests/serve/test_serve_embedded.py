@@ -8,6 +8,7 @@ valid against the tool's schema, and the tool's result must come back as a reply
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import jsonschema
 import pytest
@@ -18,6 +19,7 @@ from freyr_dspy.backends import is_installed, shared_engine
 from freyr_dspy.cli._serve_cmd import served_programs
 from freyr_dspy.serve import ServedProgram
 from freyr_dspy.settings import FAST_MODEL, Settings
+from freyr_dspy.tools import Tool
 from tests.support.serve_helpers import serving
 
 pytestmark = [
@@ -168,3 +170,58 @@ def test_the_model_s_own_tool_calling_is_served_too(settings: Settings) -> None:
     # The protocol, not the 0.5B's wording: a reply in words, and the call not made again.
     assert second.finish_reason == "stop" and not second.message.tool_calls
     assert (second.message.content or "").strip()
+
+
+def tool_spec(function: Any) -> dict[str, Any]:
+    """The OpenAI tool dict of a Python function, as an agent framework sends it."""
+    return Tool.from_function(function).openai_schema()
+
+
+def convert_currency(amount: float, source: str, target: str) -> str:
+    """Convert an amount of money from one currency to another."""
+    return f"{amount} {source} = {round(amount * 0.92, 2)} {target}"
+
+
+def add_todo(title: str) -> str:
+    """Add a task to the to-do list."""
+    return f"added '{title}'"
+
+
+def test_a_todo_that_takes_the_converted_amount_waits_for_the_conversion(
+    settings: Settings,
+) -> None:
+    """Served as ``freyr serve`` serves the 0.5B by default (its preset)."""
+    shared_engine(FAST_MODEL).forget_prompts()
+    [served] = served_programs(
+        settings,
+        program_paths=(),
+        strategy=None,
+        max_retries=3,
+        model_specs=(FAST_MODEL,),
+        sampling_specs=("temperature=0", "seed=0"),
+        api_base=None,
+    )
+    tools = [tool_spec(convert_currency), tool_spec(add_todo)]
+    ask = [
+        {
+            "role": "user",
+            "content": "Convert 100 USD to EUR, then add a todo titled 'pay' followed by the "
+            "converted amount",
+        }
+    ]
+    with serving(served) as base:
+        client = OpenAI(base_url=base, api_key="-", max_retries=0)
+        first = client.chat.completions.create(model=FAST_MODEL, messages=ask, tools=tools)
+        sent = [c.function.name for c in first.choices[0].message.tool_calls or []]
+        # never both at once: the todo's title needs the conversion's result
+        assert sent == ["convert_currency"], sent
+        [call] = first.choices[0].message.tool_calls or []
+        answered = [
+            *ask,
+            first.choices[0].message.model_dump(exclude_none=True),
+            {"role": "tool", "tool_call_id": call.id, "content": "100.0 USD = 92.0 EUR"},
+        ]
+        second = client.chat.completions.create(model=FAST_MODEL, messages=answered, tools=tools)
+    todos = [c for c in second.choices[0].message.tool_calls or [] if c.function.name == "add_todo"]
+    assert todos, second.choices[0].message
+    assert "92" in json.loads(todos[0].function.arguments)["title"]

@@ -128,3 +128,44 @@ def test_written_the_same_way_again_the_call_stands() -> None:
     result = prog(message=ASK).result
     assert result.calls[1].outcome.ok and result.calls[1].arguments == {"title": "pay"}
     assert engine.roles_called().count("parameters") == 3
+
+
+def list_notes(tag: str = "") -> str:
+    """The notes, with their ids."""
+    return '[{"id": "note-11", "title": "Flat viewing"}, {"id": "note-13", "title": "Mortgage"}]'
+
+
+def read_note(note_id: str) -> str:
+    """One note's text."""
+    if note_id != "note-13":
+        raise ValueError(f"no note {note_id}")
+    return "Mortgage: call the bank"
+
+
+def test_a_value_that_is_the_text_of_a_call_is_refused_once() -> None:
+    copied = "list_notes(tag='househunt') returned"
+
+    def answer(call: FakeCall) -> Any:
+        if call.role == "intent":
+            return {"intents": ["read_note"]}
+        if call.role == "confirm":
+            return {"asked": {"read_note": True}}
+        if call.role == "parameters":
+            told = "the text of a call" in call.inputs.get("feedback", "")
+            return {"arguments": {"note_id": "note-13" if told else copied}}
+        return {"reply": "It says: call the bank."}
+
+    engine = FunctionLM(answer)
+    toolbox = Toolbox([Tool.from_function(list_notes, read_only=True),
+                       Tool.from_function(read_note, read_only=True)])  # fmt: skip
+    prog = FreyrProgram(toolbox=toolbox, strategy=make_strategy("freyr", abstain=True))
+    prog.set_lm(dspy.LM("fake/references", engine=engine, cache=False))
+    earlier = [
+        {"role": "user", "content": "Pull up everything I tagged househunt"},
+        {"role": "tool", "content": f"{copied} {list_notes()}"},
+    ]
+    result = prog(message="Read me the last one", conversation=earlier).result
+    [call] = result.calls
+    assert call.arguments == {"note_id": "note-13"} and call.outcome.ok
+    # the refusal cost no retry: one refused attempt, then the right one
+    assert len(call.errors) == 1 and "text of a call" in call.errors[0]
