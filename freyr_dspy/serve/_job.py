@@ -31,6 +31,7 @@ from freyr_dspy.serve._translate import (
     plan_of,
     toolbox_of,
     usage_of,
+    waiting_tools,
 )
 from freyr_dspy.strategies import CallOverrides, Request
 from freyr_dspy.tools import Toolbox
@@ -114,6 +115,7 @@ def program_request(
         rounds=turn.rounds,
         # Calls sent while later ones waited say so in their ids (the server keeps no state).
         replan=any(is_waiting_id(r.call_id) for r in turn.results),
+        waited=tuple(dict.fromkeys(t for r in turn.results for t in waiting_tools(r.call_id))),
         overrides=overrides,
     )
 

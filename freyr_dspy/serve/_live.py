@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -118,15 +118,15 @@ class LiveAnswer:
             return
         if waits_for_results(self.request, len(before), record, before):
             self._calls_held = True  # it waits for results: the calls before it say so
-            self._flush(waiting=True)
+            self._flush(waiting=(record.tool,))
             return
         made = tool_call(record, self.toolbox)
         if made is None or not self.plan.parallel:
             return  # without parallel calls, only the final answer knows which one goes
-        self._flush(waiting=False)
+        self._flush(waiting=())
         self._pending = record
 
-    def _flush(self, *, waiting: bool) -> None:
+    def _flush(self, *, waiting: Sequence[str]) -> None:
         """Send the call held back, with the id its round calls for."""
         record, self._pending = self._pending, None
         made = tool_call(record, self.toolbox, waiting=waiting) if record is not None else None

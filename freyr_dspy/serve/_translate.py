@@ -12,6 +12,7 @@ import functools
 import json
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -39,10 +40,13 @@ __all__ = [
     "tool_call",
     "toolbox_of",
     "usage_of",
+    "waiting_tools",
 ]
 
 #: The end of the ids of calls sent while other planned calls wait for their results: the
-#: client sends the ids back with the results, so the next turn knows to plan again.
+#: client sends the ids back with the results, so the next turn knows to plan again. The
+#: waiting tools follow, each after a ``.`` (which OpenAI's function names never hold):
+#: ``call_..._w.add_todo``, so the next turn makes them even where its plan leaves them out.
 WAITING = "_w"
 
 #: Distinct tool lists kept built: clients send the same tools with every request.
@@ -145,9 +149,8 @@ def choice_of(result: Result, toolbox: Toolbox | None, plan: ToolPlan) -> Choice
         ApiError: 502 when the program failed and has nothing to send (with the failure
             kind), or when ``tool_choice`` asked for a call and none could be made.
     """
-    waiting = bool(result.waiting)
     calls = [
-        tool_call(c, toolbox, waiting=waiting)
+        tool_call(c, toolbox, waiting=result.waiting)
         for c in result.calls
         if toolbox is not None and c.outcome.ok
     ]
@@ -174,11 +177,12 @@ def choice_of(result: Result, toolbox: Toolbox | None, plan: ToolPlan) -> Choice
 
 
 def tool_call(
-    call: CallRecord, toolbox: Toolbox | None, *, waiting: bool = False
+    call: CallRecord, toolbox: Toolbox | None, *, waiting: Sequence[str] = ()
 ) -> ToolCall | None:
     """The protocol's form of one call; None when its arguments do not fit the schema.
 
-    ``waiting``: other planned calls wait for this call's results (the id says so).
+    ``waiting``: the tools of the planned calls that wait for this call's results (the id
+    names them).
     """
     tool = toolbox.resolve(call.tool) if toolbox is not None else None
     if tool is None:
@@ -190,7 +194,7 @@ def tool_call(
     except ToolError:
         return None
     text = json.dumps(arguments, ensure_ascii=False)
-    call_id = new_call_id() + (WAITING if waiting else "")
+    call_id = new_call_id() + (WAITING + "".join(f".{name}" for name in waiting) if waiting else "")
     return ToolCall(id=call_id, function=FunctionCall(name=tool.name, arguments=text))
 
 
@@ -201,7 +205,12 @@ def new_call_id() -> str:
 
 def is_waiting_id(call_id: str) -> bool:
     """Whether a call was sent while other planned calls waited for its result."""
-    return call_id.startswith("call_") and call_id.endswith(WAITING)
+    return call_id.startswith("call_") and call_id.partition(".")[0].endswith(WAITING)
+
+
+def waiting_tools(call_id: str) -> list[str]:
+    """The tools a waiting call's id names (``call_..._w.add_todo`` -> ``add_todo``)."""
+    return call_id.split(".")[1:] if is_waiting_id(call_id) else []
 
 
 def usage_of(usage: dict[str, RoleUsage]) -> Usage:

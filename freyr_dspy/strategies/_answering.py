@@ -175,7 +175,7 @@ def _next_calls(
     def plan_more(run: Run) -> Result:
         selection = strategy.select(run)
         opened.extend(open_asks(selection.asks, selection.plan))
-        missing = still_missing(selection, list(request.answered))
+        missing = with_waited(still_missing(selection, list(request.answered)), request)
         if not missing.tools:
             return run.result("", [])
         return strategy.act(run, missing)
@@ -183,6 +183,19 @@ def _next_calls(
     result = attempt(start(request.turns, toolbox, "nothing"), plan_more)
     new = [call for call in result.calls if call.outcome.ok and not request.answers(call)]
     return result.model_copy(update={"calls": new, "open_asks": []}), opened
+
+
+def with_waited(missing: Selection, request: Request) -> Selection:
+    """``missing`` and the calls that waited for these results, which it may leave out.
+
+    Planned again with the results in view, Qwen 0.5B planned only the conversion it had
+    already made, and the todo that waited for its amount was never made.
+    """
+    known = request.toolbox.names if request.toolbox is not None else []
+    waited = [t for t in request.waited if t in known and t not in missing.tools]
+    if not waited:
+        return missing
+    return Selection([*missing.tools, *waited], [], asks=missing.asks)
 
 
 def _reply_from_results(

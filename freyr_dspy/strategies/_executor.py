@@ -148,8 +148,8 @@ class ToolExecutor:
         """Why a call is refused once: it leaves out the result the request says it takes.
 
         "... add a todo titled 'pay' followed by the converted amount": with the conversion's
-        result in view, Qwen wrote the title "pay". The earlier call is named, not its
-        result repeated: the result is in the conversation the model is shown.
+        result in view, Qwen wrote the title "pay". The earlier call is named and its result
+        quoted (cut): told only that a value was missing, the 1.5B wrote "pay" again.
         """
         for call in self.ledger.calls:
             earlier = self.toolbox.resolve(call.tool)
@@ -160,9 +160,10 @@ class ToolExecutor:
                 continue
             if misses_result(arguments, call.outcome.message, self.message):
                 self.ledger.refuse_copies([key])
+                shown = _cut(call.outcome.message)
                 return (
-                    f"the request takes a value from what {call.tool} returned, and no value "
-                    f"of this call has it: write that value into the call"
+                    f"the request takes a value from what {call.tool} returned ({shown}), and "
+                    "no value of this call has it: write that value into the call"
                 )
         return None
 
@@ -195,3 +196,13 @@ class ToolExecutor:
         if execution.outcome.ok:
             self.ledger.commit(execution.state)
         return execution.outcome
+
+
+#: Characters of a result quoted in feedback.
+_QUOTED_RESULT = 120
+
+
+def _cut(text: str) -> str:
+    """``text`` on one line, cut to ``_QUOTED_RESULT`` characters with a marker."""
+    line = " ".join(text.split())
+    return line if len(line) <= _QUOTED_RESULT else line[:_QUOTED_RESULT] + " [... cut]"

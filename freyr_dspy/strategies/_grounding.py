@@ -295,8 +295,27 @@ def differs_by_stated_values(
     every value it differs in must be stated (dates and times count as stated: they are
     derived from "Monday"). A flag, an empty value or a parameter left out is no
     difference either way: a flag cannot be quoted, and leaving a value out asks for nothing.
+    Nor is a swap: the same values in other parameters (``EUR -> USD`` beside ``USD -> EUR``
+    for "Convert 100 USD to EUR", which the 1.5B wrote) unless the request says a swapped
+    value more than once ("from Oslo to Paris and from Paris to Oslo").
     """
-    return all(_stated_difference(call, other, evidence) for other in others)
+    return all(
+        _stated_difference(call, other, evidence) and not _swapped(call, other, evidence)
+        for other in others
+    )
+
+
+def _swapped(call: Mapping[str, Any], other: Mapping[str, Any], evidence: Evidence) -> bool:
+    """Whether ``call`` holds ``other``'s values in other parameters, each said only once."""
+    mine, theirs = _value_keys(call), _value_keys(other)
+    if mine != theirs or dict(call) == dict(other):
+        return False
+    moved = [v for name, v in call.items() if isinstance(v, str) and other.get(name) != v]
+    return bool(moved) and all(evidence.words.count(f" {_words(v).strip()} ") <= 1 for v in moved)
+
+
+def _value_keys(call: Mapping[str, Any]) -> list[str]:
+    return sorted(repr(v) for v in call.values() if not _no_difference(v))
 
 
 def _stated_difference(

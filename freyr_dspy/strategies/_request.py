@@ -61,6 +61,8 @@ class Request:
     rounds: int = 0
     #: The answered calls were sent while later calls waited for their results.
     replan: bool = False
+    #: The tools of the calls that waited (made next, even where a new plan leaves them out).
+    waited: tuple[str, ...] = ()
     overrides: CallOverrides = field(default_factory=CallOverrides)
 
     def __post_init__(self) -> None:

@@ -143,9 +143,15 @@ CONVERT_THEN_TODO = (
 
 
 def converts_then_adds(call: FakeCall) -> Answer:
-    """Plans both calls; the todo's title carries an amount only once a result gives one."""
+    """Plans both calls; the todo's title carries an amount only once a result gives one.
+
+    With the result in view it plans the conversion alone, as Qwen 0.5B did: the todo that
+    waited is made because its id said it waited, not because the new plan names it.
+    """
     seen = call.inputs.get("conversation", "")
     if call.role == "intent":
+        if "92.50" in seen:
+            return {"intents": ["convert_currency"]}
         return {"intents": ["convert_currency", "add_todo"]}
     if call.role == "parameters" and "convert_currency" in call.inputs.get("tool", ""):
         return {"arguments": {"amount": 100, "source": "USD", "target": "EUR"}}

@@ -150,7 +150,8 @@ def test_a_streamed_call_before_one_that_waits_carries_the_waiting_id() -> None:
             model="weather", messages=ask, tools=TOOLS, stream=True
         )
         ids = [d.id for delta in deltas(stream) for d in delta.tool_calls or [] if d.id]
-    assert len(ids) == 1 and ids[0].endswith("_w")  # the client's results turn plans again
+    # the client's results turn plans again, and makes the weather call that waited
+    assert len(ids) == 1 and ids[0].endswith("_w.get_weather")
 
 
 def summary_says(reply: str) -> Callable[[FakeCall], Answer | None]:

@@ -187,6 +187,16 @@ def test_an_extra_call_must_differ_from_the_others_only_in_stated_values(
     assert not differs_by_stated_values(first, [first], evidence)
 
 
+def test_the_same_values_swapped_are_no_new_call_unless_said_twice() -> None:
+    asked = {"amount": 100, "source": "USD", "target": "EUR"}
+    swapped = {"amount": 100, "source": "EUR", "target": "USD"}
+    once = Evidence.of("Convert 100 USD to EUR, then add a todo with the converted amount")
+    assert not differs_by_stated_values(swapped, [asked], once)
+    there, back = {"from": "Oslo", "to": "Paris"}, {"from": "Paris", "to": "Oslo"}
+    twice = Evidence.of("Trains from Oslo to Paris and from Paris to Oslo")
+    assert differs_by_stated_values(back, [there], twice)
+
+
 def test_a_request_in_another_language_keeps_its_optional_values() -> None:
     def search_hotels(city: str, guests: int = 1, amenities: list[str] | None = None) -> str:
         """Find hotels in a city."""
