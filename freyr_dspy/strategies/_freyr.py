@@ -121,6 +121,7 @@ def confirm_intents(
     scored: bool = False,
     abstain_margin: float | None = None,
     confirm_margin: float | None = None,
+    alone: bool = False,
 ) -> list[str]:
     """Keep the planned tools the ``confirm`` role judges the message to ask for.
 
@@ -131,7 +132,8 @@ def confirm_intents(
     verdicts are read from the model's likelihoods where it can score (``scored_confirm``),
     else written as usual;
     ``abstain_margin`` is the margin a plan of one tool is scored with, if not the usual
-    (``freyr+abstain_margin=...``), ``confirm_margin`` the margin of a plan of several.
+    (``freyr+abstain_margin=...``), ``confirm_margin`` the margin of a plan of several;
+    ``alone`` checks the message without the conversation's earlier turns.
 
     Read-only tools (``Tool.read_only``) are kept unchecked: the check guards against an
     action nobody asked for, and a read changes nothing. Fitted on requests that stand alone,
@@ -144,9 +146,10 @@ def confirm_intents(
         return intents
     # a read planned beside an action makes a plan of several asks, checked as one
     margin = abstain_margin if len(planned) == 1 else confirm_margin
-    verdicts = scored_verdicts(run, role, tools, margin=margin) if scored else None
+    verdicts = scored_verdicts(run, role, tools, margin=margin, alone=alone) if scored else None
     if verdicts is None:
-        prediction = run.call(role, contract=confirm_contract(tools), **confirm_inputs(run, tools))
+        inputs = confirm_inputs(run, tools, alone=alone)
+        prediction = run.call(role, contract=confirm_contract(tools), **inputs)
         verdicts = prediction.asked
     return run.ledger.plan(confirmed(intents, {name: verdicts.get(name, True) for name in tools}))
 
@@ -293,6 +296,9 @@ class Freyr(PlanningStrategy):
         lone_tool: when the toolbox offers one action, plan it without the planning role;
             the ``abstain`` check decides whether the request asks for it (``plans_itself``).
             Needs ``abstain``.
+        check_alone: the ``confirm`` role checks the plan against the message alone, without
+            a conversation's earlier turns (the planning role still sees them). Needs
+            ``confirm``.
     """
 
     intent: Role
@@ -396,6 +402,7 @@ class Freyr(PlanningStrategy):
             scored=planning.scored_confirm,
             abstain_margin=planning.abstain_margin,
             confirm_margin=planning.confirm_margin,
+            alone=planning.check_alone,
         )
         spare = freed_slots(planned, intents) if planning.refill else Counter()
         failure = unknown_tools_failure(self.planner.role_id, unknown)

@@ -51,6 +51,8 @@ class PlanningPolicy:
             value comes from a result) are made, up to this many rounds in all (1: never).
         lone_tool: when one action is offered, plan it without asking the planning role and
             let the ``abstain`` check decide whether it is asked for (needs ``abstain``).
+        check_alone: the ``confirm`` check reads the message without the earlier turns of a
+            conversation, as its scored margins were fitted (needs ``confirm``).
     """
 
     confirm: bool = True
@@ -64,6 +66,7 @@ class PlanningPolicy:
     asks: bool = False
     rounds: int = 2
     lone_tool: bool = False
+    check_alone: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rounds", int(self.rounds))  # a label writes numbers as floats
@@ -71,7 +74,7 @@ class PlanningPolicy:
             raise ConfigError(f"freyr: rounds is at least 1 (one plan), got {self.rounds}")
         if self.lone_tool and not self.abstain:
             raise ConfigError("freyr: lone_tool lets the abstain check decide; needs abstain")
-        for name in ("abstain", "scored_confirm", "refill"):
+        for name in ("abstain", "scored_confirm", "refill", "check_alone"):
             if getattr(self, name) and not self.confirm:
                 raise ConfigError(f"freyr: {name} checks plans with the confirm role; keep confirm")
         if self.asks and self.calibrate:

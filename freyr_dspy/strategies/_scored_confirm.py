@@ -20,6 +20,7 @@ import json
 import logging
 import time
 
+from freyr_dspy.prompting import NO_CONVERSATION
 from freyr_dspy.roles import Role, confirm_contract
 from freyr_dspy.schemas import Verdict
 from freyr_dspy.strategies._likelihood import Scores, role_messages, role_scorer, scoring_usage
@@ -39,17 +40,23 @@ logger = logging.getLogger(__name__)
 CONFIRM_MARGIN = 1.0
 
 
-def confirm_inputs(run: Run, tools: list[str]) -> dict[str, str]:
-    """The ``confirm`` role's inputs for a plan of ``tools``, written or scored alike."""
+def confirm_inputs(run: Run, tools: list[str], *, alone: bool = False) -> dict[str, str]:
+    """The ``confirm`` role's inputs for a plan of ``tools``, written or scored alike.
+
+    ``alone``: the message without the earlier turns (``freyr+check_alone``). The margins were
+    fitted on requests that stand alone; behind a conversation's turns and results the 1.5B's
+    verdicts fell below them ("Now make a note 'Gig on Friday' tagged music": ``create_note``
+    at 0.53 with the turns, 2.03 without).
+    """
     return {
         "tools": run.toolbox.subset(names=tools).catalog("brief"),
-        "conversation": run.conversation,
+        "conversation": NO_CONVERSATION if alone else run.conversation,
         "message": run.message,
     }
 
 
 def scored_verdicts(
-    run: Run, role: Role, tools: list[str], *, margin: float | None = None
+    run: Run, role: Role, tools: list[str], *, margin: float | None = None, alone: bool = False
 ) -> dict[str, bool] | None:
     """Tool -> whether the message asks for it, by scored ``true``/``false``; None if unscorable.
 
@@ -62,7 +69,8 @@ def scored_verdicts(
     if scorer is None:
         return None
     started = time.perf_counter()
-    messages = role_messages(role, confirm_contract(tools), confirm_inputs(run, tools))
+    inputs = confirm_inputs(run, tools, alone=alone)
+    messages = role_messages(role, confirm_contract(tools), inputs)
     verdicts: dict[str, bool] = {}
     scored: list[Scores] = []
     logged: list[Verdict] = []
