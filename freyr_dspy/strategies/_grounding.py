@@ -48,6 +48,7 @@ from typing import Any
 from freyr_dspy.tools import Tool, map_subschemas, subschemas
 
 __all__ = [
+    "IDENTIFIER",
     "Evidence",
     "copied_examples",
     "differs_by_stated_values",
@@ -75,7 +76,7 @@ _DATE_OR_TIME = re.compile(
     r"\d{4}-\d{2}-\d{2}([T ]\d{1,2}:\d{2}(:\d{2})?\S*)?|\d{1,2}:\d{2}(:\d{2})?"
 )
 #: An id: one token of letters and digits, maybe joined by ``-``, ``_`` or ``.`` (``SKU-502``).
-_IDENTIFIER = re.compile(r"(?=[^\s]*[A-Za-z])(?=[^\s]*\d)[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*")
+IDENTIFIER = re.compile(r"(?=[^\s]*[A-Za-z])(?=[^\s]*\d)[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*")
 #: A quoted value: 'Lisbon', "ops", `v1.2`, “Lisbon”, ‘Lisbon’.
 _QUOTED_VALUE = r"(?:'[^']+'|\"[^\"]+\"|`[^`]+`|“[^”]+”|‘[^’]+’)"
 #: "e.g. 'Lisbon'", "for example 'a', 'b' or 'c'", "such as `v1.2`": examples are quoted values.
@@ -342,7 +343,7 @@ def _stated_or_derived(value: Any, evidence: Evidence) -> bool:
 def _shares_a_word(text: str, evidence: Evidence) -> bool:
     if not text.strip() or _DATE_OR_TIME.fullmatch(text.strip()):
         return True
-    if _IDENTIFIER.fullmatch(text.strip()):
+    if IDENTIFIER.fullmatch(text.strip()):
         # An id is stated whole or not at all: "SKU-502" shares "sku" with a cart listing
         # "SKU-501", which states nothing about 502. Separators may differ ("BA 2490").
         return _id_pattern(text).search(evidence.words) is not None

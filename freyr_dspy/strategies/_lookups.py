@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from freyr_dspy.schemas import CallRecord
+from freyr_dspy.strategies._grounding import IDENTIFIER
 from freyr_dspy.strategies._policies import CallPolicy
 from freyr_dspy.strategies._run import Run
 from freyr_dspy.tools import Tool
@@ -80,14 +81,15 @@ def resolved_ids(
     (the reads among them, mostly): the records they returned whose id field fits the
     parameter (``id`` for ``note_id``, ``sku`` for ``sku``) and another field holds every word
     of the value ("Running plan" for ``running-plan``, "Tax documents 2026" for
-    ``tax-documents``); exactly one such record gives its id.
+    ``tax-documents``); exactly one such record gives its id. Before that, a value holding one
+    returned id inside it is cut to that id (``_ids_inside``).
     """
+    resolved = _ids_inside(tool, arguments, calls)
     records = [r for call in calls if _succeeded(call) for r in _records(_returned(call))]
     if not records:
-        return dict(arguments)
-    resolved = dict(arguments)
+        return resolved
     for parameter in tool.parameters:
-        value = arguments.get(parameter.name)
+        value = resolved.get(parameter.name)
         if not parameter.required or not isinstance(value, str) or not value.strip():
             continue
         keyed = [(r, key) for r in records if (key := _id_key(r, parameter.name)) is not None]
@@ -102,6 +104,44 @@ def resolved_ids(
         if len(matches) == 1:
             resolved[parameter.name] = matches.pop()
     return resolved
+
+
+def _ids_inside(
+    tool: Tool, arguments: Mapping[str, Any], calls: Sequence[CallRecord]
+) -> dict[str, Any]:
+    """``arguments`` with an id parameter's value cut to the one id a result gave inside it.
+
+    Told "created note-4", Qwen 1.5B wrote ``note_id="created note-4"`` (and once
+    ``"created_note-4"``) for the note it had just made. For a required parameter named as an
+    id (``note_id``, ``sku``), a value that is no id a successful call returned, but holds
+    exactly one such id as a whole token, becomes that id.
+    """
+    given = {
+        token
+        for call in calls
+        if _succeeded(call)
+        for token in IDENTIFIER.findall(call.outcome.message)
+    }
+    resolved = dict(arguments)
+    if not given:
+        return resolved
+    for parameter in tool.parameters:
+        value = arguments.get(parameter.name)
+        if not (parameter.required and _names_an_id(parameter.name)) or not isinstance(value, str):
+            continue
+        if value in given:
+            continue
+        inside = [
+            t for t in given if re.search(rf"(?<![A-Za-z0-9]){re.escape(t)}(?![A-Za-z0-9])", value)
+        ]
+        if len(inside) == 1:
+            resolved[parameter.name] = inside[0]
+    return resolved
+
+
+def _names_an_id(parameter: str) -> bool:
+    """Whether a parameter's name says it takes an id (``note_id``, ``noteId``, ``sku``)."""
+    return parameter.lower().endswith("id") or parameter.lower() == "sku"
 
 
 def _names(field: str, words: set[str]) -> bool:

@@ -13,7 +13,7 @@ from freyr_dspy.strategies import make_strategy
 from freyr_dspy.strategies._lookups import lookups_for, resolved_ids
 from freyr_dspy.strategies._run import Run
 from freyr_dspy.testing import FakeCall, FunctionLM
-from freyr_dspy.tools import Toolbox
+from freyr_dspy.tools import Tool, Toolbox
 
 
 class Shelf:
@@ -233,7 +233,9 @@ def test_an_action_planned_beside_a_read_gets_the_margin_of_several_asks(
 
     seen: list[tuple[list[str], float | None]] = []
 
-    def verdicts(run: Any, role: Any, tools: list[str], *, margin: float | None = None) -> Any:
+    def verdicts(
+        run: Any, role: Any, tools: list[str], *, margin: float | None = None, **_: Any
+    ) -> Any:
         seen.append((tools, margin))
         return dict.fromkeys(tools, True)
 
@@ -254,3 +256,20 @@ def test_an_action_planned_beside_a_read_gets_the_margin_of_several_asks(
     prog(message="List my books and lend bk-9, which is Emma")
     prog(message="Lend bk-9")
     assert seen == [(["lend_book"], 0.2), (["lend_book"], 0.9)]
+
+
+def test_an_id_written_inside_other_words_is_cut_to_the_id_a_result_gave() -> None:
+    def pin_note(note_id: str) -> str:
+        """Pin a note."""
+        return f"{note_id} pinned"
+
+    pin = Tool.from_function(pin_note)
+    created = CallRecord(
+        tool="create_note", arguments={"title": "Wedding speech"},
+        outcome=Outcome(ok=True, message="created note-4"),
+    )  # fmt: skip
+    for written in ("created note-4", "created_note-4"):
+        assert resolved_ids(pin, {"note_id": written}, [created]) == {"note_id": "note-4"}
+    # an id as written, or a value with no returned id in it, is left alone
+    assert resolved_ids(pin, {"note_id": "note-4"}, [created]) == {"note_id": "note-4"}
+    assert resolved_ids(pin, {"note_id": "note-7"}, [created]) == {"note_id": "note-7"}
