@@ -33,7 +33,7 @@ class Preset:
 #: Model id -> its preset. Models not listed run ``DEFAULT_STRATEGY``.
 PRESETS: dict[str, Preset] = {
     "embedded/qwen2.5-coder-1.5b": Preset(
-        strategy="freyr+scored_confirm+refill+abstain+split_listed+lone_tool",
+        strategy="freyr+scored_confirm+refill+abstain+split_listed+lone_tool+check_alone",
         evidence=(
             "against freyr, held out on public APIs we never built for: tools offered but "
             "none fits 2 -> 17 of 20 without a call, related tools 15 -> 18 of 20, no kind "
@@ -43,7 +43,9 @@ PRESETS: dict[str, Preset] = {
             "104 listing requests 63.5 vs 65.4 % (3 lost, 5 won), the other 59 unchanged. "
             "lone_tool: our suite's one-call requests offered their one tool, 60 each: fits "
             "2 won 0 lost at 0.70x the seconds (1.20x native's, from 1.85x), none fits 0 won "
-            "1 lost; toolboxes of several tools run the same prompts"
+            "1 lost; toolboxes of several tools run the same prompts. check_alone: 16 test "
+            "conversations, turns right 18 -> 22 of 50 (5 won, 1 lost); requests with no "
+            "earlier turns run the same prompts"
         ),
     ),
     "embedded/qwen2.5-coder-0.5b": Preset(
