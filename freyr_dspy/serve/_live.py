@@ -110,13 +110,12 @@ class LiveAnswer:
         turns out to wait for results. In ``calls_only`` runs the program ends right after its
         last call, so the lag costs the last call nothing; the final answer sends what is left.
         """
-        before = list(self._recorded)
-        self._recorded.append(record)
+        before, self._recorded = self._recorded, [*self._recorded, record]
         if self._calls_held or not record.outcome.ok or self.toolbox is None:
             return
         if self.request.answers(record):
             return
-        if waits_for_results(self.request, len(before), record, before):
+        if waits_for_results(self.request, record, before):
             self._calls_held = True  # it waits for results: the calls before it say so
             self._flush(waiting=(record.tool,))
             return

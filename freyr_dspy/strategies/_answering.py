@@ -82,20 +82,18 @@ def attempt(run: Run, step: Callable[[Run], Result]) -> Result:
         return run.result("", run.intents, failure=exc.failure)
 
 
-def waits_for_results(
-    request: Request, index: int, call: CallRecord, before: Sequence[CallRecord] = ()
-) -> bool:
-    """Whether the ``index``-th call of an answer waits for the results of the calls before it.
+def waits_for_results(request: Request, call: CallRecord, before: Sequence[CallRecord]) -> bool:
+    """Whether a call of an answer waits for the results of ``before``, the calls before it.
 
     A call after the first whose required text values the request does not state
     (``unstated_required``) would carry values the model made up: they come from a result.
     So does a call made after a call of another tool whose result the request points back
     at ("... followed by the converted amount": ``refers_back``), even when its other values
-    are stated. ``before``: the calls of the answer before this one.
+    are stated.
     """
     toolbox = request.toolbox
     tool = toolbox.resolve(call.tool) if toolbox is not None else None
-    if index == 0 or tool is None or toolbox is None:
+    if not before or tool is None or toolbox is None:
         return False
     if unstated_required(tool, call.arguments, request.evidence):
         return True
@@ -135,7 +133,7 @@ def deferred(result: Result, request: Request) -> Result:
     """``result`` without the calls that wait for the results of the calls before them."""
     kept, waiting = [], []
     for index, call in enumerate(result.calls):
-        if waits_for_results(request, index, call, result.calls[:index]):
+        if waits_for_results(request, call, result.calls[:index]):
             waiting.append(call.tool)
         else:
             kept.append(call)

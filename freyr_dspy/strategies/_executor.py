@@ -15,7 +15,7 @@ anything of that result (``_references``). Grounding and the guards follow the c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,16 +90,12 @@ class ToolExecutor:
     def _copied(
         self, tool: Tool, arguments: dict[str, Any], examples: frozenset[str]
     ) -> str | None:
-        copies = [
-            (name, value)
-            for name, value in copied_examples(examples, arguments, self.said())
-            if (tool.name, name, value) not in self.ledger.refused_copies
-        ]
-        if not copies:
+        copies = copied_examples(examples, arguments, self.said())
+        fresh = self._refused_once((tool.name, name, value) for name, value in copies)
+        if not fresh:
             return None
-        self.ledger.refuse_copies((tool.name, name, value) for name, value in copies)
         # The values are not repeated: a small model copies from its feedback as well.
-        names = ", ".join(dict.fromkeys(name for name, _ in copies))
+        names = ", ".join(dict.fromkeys(name for _, name, _ in fresh))
         return (
             f"{names}: copied from the example in the description of {tool.name}, not a value "
             "the user gave; write the value the request gives"
@@ -111,14 +107,12 @@ class ToolExecutor:
         See ``freyr_dspy.strategies._formats``: "6:45pm" for "24-hour time HH:MM, e.g.
         '07:30'". The example is named as a form to follow; written again, the value stands.
         """
-        found = [
-            (name, example)
-            for name, example in misformed(tool, arguments)
-            if (tool.name, name, f"form:{arguments[name]}") not in self.ledger.refused_copies
-        ]
+        candidates = misformed(tool, arguments)
+        keys = ((tool.name, name, f"form:{arguments[name]}") for name, _ in candidates)
+        fresh = {name for _, name, _ in self._refused_once(keys)}
+        found = [(name, example) for name, example in candidates if name in fresh]
         if not found:
             return None
-        self.ledger.refuse_copies((tool.name, n, f"form:{arguments[n]}") for n, _ in found)
         shown = "; ".join(f"{name} is written like {example!r}" for name, example in found)
         return (
             f"{shown} in the description of {tool.name}: write the value the request gives "
@@ -131,17 +125,14 @@ class ToolExecutor:
         Shown "tool: list_notes(tag='househunt') returned [...]", Qwen 1.5B wrote
         ``note_id="list_notes(tag='househunt') returned"`` for "read me the last one".
         """
-        copied = [
-            name
-            for name in copied_calls(arguments, self.toolbox.names)
-            if (tool.name, name, f"call:{arguments[name]}") not in self.ledger.refused_copies
-        ]
-        if not copied:
+        copied = copied_calls(arguments, self.toolbox.names)
+        fresh = self._refused_once((tool.name, n, f"call:{arguments[n]}") for n in copied)
+        if not fresh:
             return None
-        self.ledger.refuse_copies((tool.name, n, f"call:{arguments[n]}") for n in copied)
+        names = ", ".join(name for _, name, _ in fresh)
         return (
-            f"{', '.join(copied)}: the text of a call, not a value; write the value itself, "
-            "as the call's result gives it"
+            f"{names}: the text of a call, not a value; write the value itself, as the call's "
+            "result gives it"
         )
 
     def _without_result(self, tool: Tool, arguments: dict[str, Any]) -> str | None:
@@ -159,13 +150,22 @@ class ToolExecutor:
             if key in self.ledger.refused_copies or not refers_back(self.message, earlier):
                 continue
             if misses_result(arguments, call.outcome.message, self.message):
-                self.ledger.refuse_copies([key])
+                self._refused_once([key])
                 shown = _cut(call.outcome.message)
                 return (
                     f"the request takes a value from what {call.tool} returned ({shown}), and "
                     "no value of this call has it: write that value into the call"
                 )
         return None
+
+    def _refused_once(self, found: Iterable[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+        """The (tool, argument, what) refusals of ``found`` not made before, now recorded.
+
+        Each refusal is made once: the same value written again stands.
+        """
+        fresh = [key for key in dict.fromkeys(found) if key not in self.ledger.refused_copies]
+        self.ledger.refuse_copies(fresh)
+        return fresh
 
     def shown_after_refusal(self, tool: Tool) -> Tool:
         """``tool`` as the model is shown it once a copy was refused: without its examples.
